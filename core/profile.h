@@ -1,0 +1,105 @@
+/*
+ * profile: the result of one reconstruction. A calling-context tree (CCT)
+ * whose nodes carry exact counts, over a table of interned, symbolized
+ * frames, plus the run's statistics. Built by recon; immutable afterwards, so
+ * any number of threads may read one profile at the same time.
+ *
+ * Node 0 is the root (no frame, no weight of its own unless instructions ran
+ * before any frame was known). Children are linked first_child/next_sibling.
+ * Node ids are dense: 0 .. profile_nnodes - 1, parents before children.
+ */
+#ifndef OOB_PROFILE_H
+#define OOB_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "oob_err.h"
+
+#define PROFILE_NONE UINT32_MAX
+
+enum profile_frame_kind {
+	PROFILE_FRAME_USER = 0, /* user-space function */
+	PROFILE_FRAME_KERNEL,	/* kernel (S/M mode) function */
+	PROFILE_FRAME_MARKER,	/* [trap: ecall], [irq: timer], [unknown] */
+	PROFILE_FRAME_PROCESS,	/* a process root ("prog 17") */
+	PROFILE_FRAME_INLINE,	/* an inlined function (--inline) */
+};
+
+struct profile_frame {
+	const char *name;   /* symbol, or 0x<addr> when unsymbolized; never NULL */
+	const char *binary; /* basename of the binary, or NULL */
+	const char *file;   /* source file, or NULL */
+	uint32_t line;	    /* source line, or 0 */
+	uint8_t kind;	    /* enum profile_frame_kind */
+	uint64_t addr;	    /* function entry (run-time), 0 for markers */
+};
+
+struct profile_node {
+	uint32_t parent;       /* PROFILE_NONE for the root */
+	uint32_t frame;	       /* PROFILE_NONE for the root */
+	uint32_t first_child;  /* PROFILE_NONE if a leaf */
+	uint32_t next_sibling; /* PROFILE_NONE if last */
+	uint64_t calls;	       /* times this context was entered */
+	uint64_t self_insns, total_insns;
+	uint64_t self_cycles, total_cycles;
+};
+
+struct profile_stats {
+	const char *format;    /* detected trace format name */
+	unsigned harts;
+	uint64_t instructions; /* retired instructions read */
+	uint64_t cycles;       /* cycles spanned (0 if the trace has none) */
+	uint64_t events;       /* control-flow events handled (calls, returns, traps...) */
+	uint64_t calls, returns, tail_calls, traps, trap_returns, swaps;
+	uint64_t repairs_unwind;   /* returns matched deeper in the shadow stack (longjmp) */
+	uint64_t repairs_unknown;  /* returns that matched nothing: resynchronized */
+	uint64_t returns_above;	   /* returns above the trace's starting depth */
+	uint64_t unknown_pcs;	   /* instructions outside every known binary */
+	uint64_t raw_bytes;	   /* input bytes read */
+	double seconds;		   /* wall time of the reconstruction */
+	int partial;		   /* 1 if the input was still growing (streamed) */
+};
+
+enum profile_metric { PROFILE_INSNS = 0, PROFILE_CYCLES, PROFILE_CALLS };
+
+struct profile;
+
+void profile_free(struct profile *p);
+
+size_t profile_nnodes(const struct profile *p);
+const struct profile_node *profile_node(const struct profile *p, uint32_t id);
+size_t profile_nframes(const struct profile *p);
+const struct profile_frame *profile_frame(const struct profile *p, uint32_t id);
+const struct profile_stats *profile_stats(const struct profile *p);
+/* 1 if the profile has cycle counts. */
+int profile_has_cycles(const struct profile *p);
+
+/* Parses "instructions", "cycles", "calls"; -EINVAL otherwise. */
+int profile_metric_parse(const char *name, enum profile_metric *out);
+const char *profile_metric_name(enum profile_metric m);
+/* Self weight of a node under a metric (calls: the node's calls). */
+uint64_t profile_node_self(const struct profile_node *n, enum profile_metric m);
+uint64_t profile_node_total(const struct profile_node *n, enum profile_metric m);
+
+/*
+ * Brendan Gregg's folded stacks: one line per node with non-zero self weight,
+ * frames root first joined by ';', a space, the weight. ';' inside names is
+ * replaced by ':'. annotate adds "_[k]" to kernel frames, "_[i]" to inlined
+ * ones. Returns 0 or -EIO.
+ */
+int profile_write_folded(const struct profile *p, FILE *f, enum profile_metric m, int annotate);
+
+/* Per-function totals (by frame), the rows of `oobprof top`. Recursion is
+ * counted once in totals (a frame's total excludes nested instances). */
+struct profile_func {
+	uint32_t frame;
+	uint64_t calls;
+	uint64_t self_insns, total_insns;
+	uint64_t self_cycles, total_cycles;
+};
+/* Fills *out (malloc'd, caller frees) sorted by self weight of m, descending. */
+size_t profile_functions(const struct profile *p, enum profile_metric m, struct profile_func **out);
+
+#endif

@@ -1,0 +1,50 @@
+/*
+ * recon: rebuilds exact call stacks from one or more instruction traces and
+ * aggregates them into a profile (DESIGN.md 4). Streams the traces: memory
+ * grows with the number of distinct stacks and code sites, never with trace
+ * length. Thread-safe in the sense that independent runs may proceed in
+ * parallel on different threads (the job pool does this).
+ */
+#ifndef OOB_RECON_H
+#define OOB_RECON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oob_err.h"
+#include "profile.h"
+#include "trace.h"
+
+#define RECON_BASE_LINK UINT64_MAX
+
+struct recon_elf {
+	const char *path;
+	uint64_t base; /* run-time address of the lowest PT_LOAD, or RECON_BASE_LINK */
+};
+
+struct recon_opts {
+	struct trace_opts trace; /* format, TracerV layout, growing-file follow */
+	const struct recon_elf *elfs;
+	size_t nelfs;
+	const char *const *perfmaps; /* perf-PID.map files */
+	size_t nperfmaps;
+	const char *events_path; /* sideband JSON Lines (process events), or NULL */
+	int inline_frames;	 /* add DWARF inline frames under their functions */
+	uint64_t max_insns;	 /* stop after this many instructions, 0 = all */
+
+	/* Called every few million instructions from the running thread. */
+	void (*progress)(void *ctx, uint64_t raw_bytes, uint64_t insns);
+	void *progress_ctx;
+	/* Polled with the progress calls; non-zero stops the run with -ECANCELED. */
+	const volatile int *cancel;
+};
+
+/*
+ * Reconstructs the traces (one per hart, or one interleaved multi-hart trace)
+ * and returns the profile in *out (caller frees with profile_free).
+ * Errors: those of trace_open/trace_next and sym_binary_open, -ECANCELED.
+ */
+int recon_run(const struct recon_opts *opts, const char *const *traces, size_t ntraces,
+	      struct profile **out, struct oob_err *err);
+
+#endif
