@@ -66,6 +66,16 @@ enum profile_metric { PROFILE_INSNS = 0, PROFILE_CYCLES, PROFILE_CALLS };
 
 struct profile;
 
+/*
+ * Builds a profile from its parts, e.g. as loaded back from storage. Copies
+ * everything (strings included). Nodes must list parents before children with
+ * node 0 the root; self counts and calls are taken, child links and totals are
+ * derived again, so stored data cannot carry inconsistent totals. Returns NULL
+ * and -EINVAL in err naming the first bad node or frame reference.
+ */
+struct profile *profile_new(const struct profile_node *nodes, size_t nnodes,
+			    const struct profile_frame *frames, size_t nframes,
+			    const struct profile_stats *st, struct oob_err *err);
 void profile_free(struct profile *p);
 
 size_t profile_nnodes(const struct profile *p);

@@ -1,0 +1,726 @@
+/*
+ * The reconstruction loop (DESIGN.md 4).
+ *
+ * Per hart, the state is: the current code block and how many of its
+ * instructions the trace has matched so far, and the shadow stack. The hot
+ * loop compares trace pcs against the block's offsets; everything else
+ * happens at block ends ("transition": the block's last instruction decides
+ * what kind of control transfer happened) and at mismatches in the middle of
+ * a block ("deviation": the only way straight-line code is left early is a
+ * trap). Weights are flushed to the calling-context node on top of the
+ * shadow stack only when that top changes, so the per-instruction cost is the
+ * compare.
+ *
+ * Invariant kept when symbols are known: the top frame is the function that
+ * contains the current pc. Calls push, returns pop (matching return
+ * addresses), jumps and fall-throughs into another function replace the top
+ * (a tail call when they land on its entry), traps push a marker and the
+ * handler, trap returns pop to the marker.
+ */
+#include "recon.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cct.h"
+#include "code.h"
+#include "fireperf.h"
+#include "frame.h"
+#include "oob_log.h"
+#include "oob_mem.h"
+#include "profile_impl.h"
+#include "stack.h"
+#include "sym.h"
+
+/* What a trap interrupted right after a control transfer (stored in the
+ * marker entry, completed by the trap return). */
+enum { PENDING_NONE = 1, PENDING_CALL = 2 };
+
+struct recon_hart {
+	int started;
+	struct code_block *blk;
+	uint32_t pos;
+	uint64_t seq;	   /* records of this hart before the current batch */
+	uint64_t last_seq; /* first record of the span not yet flushed */
+	uint64_t first_cycle, last_cycle, end_cycle;
+	uint8_t priv; /* privilege of the last record seen */
+	struct stack stk;
+};
+
+struct recon {
+	const struct recon_opts *opts;
+	struct frame_table frames;
+	struct cct cct;
+	struct sym_space *syms;
+	struct sym_binary **bins;
+	size_t nbins;
+	struct code_space cs;
+	struct recon_hart *harts;
+	size_t nharts;
+	struct profile_stats st;
+	uint32_t unknown_frame;
+	const struct trace_batch *b; /* batch being processed */
+	uint32_t xi;		     /* extras cursor in b */
+	/* Direct-mapped filter in front of code_put: readers hand over the bits of
+	 * every record, but they rarely change, and a compare is cheaper than a
+	 * hash lookup per instruction. */
+	struct {
+		uint64_t pc;
+		uint32_t bits;
+	} *seen_bits;
+	struct oob_map inl; /* --inline: (node << 32 | chain) -> instructions */
+};
+
+#define SEEN_BITS_LOG2 16
+
+/* ---- weights and stack operations ---- */
+
+static void flush(struct recon *r, struct recon_hart *h, uint32_t i)
+{
+	struct cct_node *n = &r->cct.v[stack_top(&h->stk)->node];
+	uint64_t now = h->seq + i;
+	n->insns += now - h->last_seq;
+	h->last_seq = now;
+	if (r->b->cycle) {
+		uint64_t c = r->b->cycle[i];
+		n->cycles += c - h->last_cycle;
+		h->last_cycle = c;
+	}
+}
+
+static uint32_t top_node(struct recon_hart *h)
+{
+	return h->stk.n ? stack_top(&h->stk)->node : CCT_ROOT;
+}
+
+/* Pushes frame as a callee of the top; calls counts an observed entry. */
+static void push(struct recon *r, struct recon_hart *h, uint32_t frame, uint64_t ret,
+		 uint32_t marker, int calls)
+{
+	uint32_t node = cct_child(&r->cct, top_node(h), frame);
+	r->cct.v[node].calls += (uint64_t)calls;
+	stack_push(&h->stk, frame, node, ret, marker);
+}
+
+/* Replaces the top frame (tail call when entered at its entry). */
+static void replace_top(struct recon *r, struct recon_hart *h, uint32_t frame, int entered)
+{
+	uint64_t ret = stack_top(&h->stk)->ret;
+	h->stk.n--;
+	push(r, h, frame, ret, 0, entered);
+	if (entered)
+		r->st.tail_calls++;
+}
+
+/* Control reached block nb by a jump or a fall-through. */
+static void jump(struct recon *r, struct recon_hart *h, const struct code_block *nb, uint32_t i)
+{
+	if (nb->func == FRAME_NONE || nb->func == stack_top(&h->stk)->frame)
+		return;
+	flush(r, h, i);
+	r->st.events++;
+	replace_top(r, h, nb->func, nb->start == nb->entry);
+}
+
+static void call(struct recon *r, struct recon_hart *h, struct code_block *nb, uint64_t ret,
+		 uint32_t i)
+{
+	flush(r, h, i);
+	r->st.events++;
+	r->st.calls++;
+	push(r, h, code_frame_at(&r->cs, nb), ret, 0, 1);
+}
+
+/* Makes the function at nb the new bottom of the top segment, with no entry
+ * seen (the trace started inside it, or its caller is unknown). */
+static void rebase(struct recon *r, struct recon_hart *h, struct code_block *nb, int unknown)
+{
+	h->stk.n = stack_segment_base(&h->stk);
+	if (unknown)
+		push(r, h, r->unknown_frame, STACK_RET_NONE, 0, 0);
+	uint32_t f = nb->func != FRAME_NONE ? nb->func : code_frame_at(&r->cs, nb);
+	push(r, h, f, STACK_RET_NONE, 0, 0);
+}
+
+/*
+ * A return whose target matches no pending return address is a non-local
+ * exit (longjmp, exception unwinding): unwind to the innermost frame of the
+ * function that contains the target. Returning from the bottom frame goes
+ * above where the trace started. Anything else is lost track of: start over
+ * under [unknown]. Every repair is counted.
+ */
+static void ret(struct recon *r, struct recon_hart *h, struct code_block *nb, uint32_t i)
+{
+	flush(r, h, i);
+	r->st.events++;
+	r->st.returns++;
+	uint32_t base = stack_segment_base(&h->stk);
+	int64_t at = stack_find_ret(&h->stk, nb->start);
+	if (at >= 0) {
+		if ((uint32_t)at != h->stk.n - 1)
+			r->st.repairs_unwind++;
+		h->stk.n = (uint32_t)at;
+		if (h->stk.n > base)
+			jump(r, h, nb, i); /* returned into another function: resync the top */
+		else
+			rebase(r, h, nb, 0);
+	} else if (nb->func != FRAME_NONE && (at = stack_find_frame(&h->stk, nb->func)) >= 0 &&
+		   (uint32_t)at < h->stk.n - 1) {
+		r->st.repairs_unwind++;
+		h->stk.n = (uint32_t)at + 1;
+	} else if (h->stk.n - 1 == base && h->stk.v[base].ret == STACK_RET_NONE) {
+		r->st.returns_above++;
+		rebase(r, h, nb, 0);
+	} else {
+		r->st.repairs_unknown++;
+		rebase(r, h, nb, 1);
+	}
+}
+
+/* ---- traps ---- */
+
+static const char *cause_name(uint64_t cause)
+{
+	static const char *const exc[16] = {
+		"[trap: insn_misaligned]", "[trap: insn_access_fault]", "[trap: illegal_insn]",
+		"[trap: ebreak]",	   "[trap: load_misaligned]",	"[trap: load_access_fault]",
+		"[trap: store_misaligned]", "[trap: store_access_fault]", "[trap: ecall]",
+		"[trap: ecall]",	   "[trap: hypervisor_ecall]",	"[trap: ecall]",
+		"[trap: insn_page_fault]", "[trap: load_page_fault]",	"[trap]",
+		"[trap: store_page_fault]"};
+	static const char *const irq[12] = {"[irq: software]", "[irq: software]", "[irq]",
+					    "[irq: software]", "[irq: timer]",	  "[irq: timer]",
+					    "[irq]",	       "[irq: timer]",	  "[irq: external]",
+					    "[irq: external]", "[irq]",		  "[irq: external]"};
+	if (cause >> 63)
+		return (cause & 0xff) < 12 ? irq[cause & 0xff] : "[irq]";
+	return cause < 16 ? exc[cause] : "[trap]";
+}
+
+/* The trap cause recorded by the trace for record i (TRACE_X_TRAP), if any. */
+static const char *trace_cause(struct recon *r, uint32_t i)
+{
+	const struct trace_batch *b = r->b;
+	while (r->xi < b->nx && b->x[r->xi].idx < i)
+		r->xi++;
+	for (uint32_t k = r->xi; k < b->nx && b->x[k].idx == i; k++)
+		if (b->x[k].kind == TRACE_X_TRAP)
+			return cause_name(b->x[k].val);
+	return NULL;
+}
+
+/* Names the trap from the instruction that was due to run at pc. */
+static const char *insn_cause(struct recon *r, uint64_t pc)
+{
+	uint32_t bits;
+	struct rv_insn in;
+	if (!code_fetch(&r->cs, pc, &bits))
+		return "[trap]";
+	rv_decode(bits, &in);
+	if (in.kind == RV_ECALL)
+		return "[trap: ecall]";
+	if (in.kind == RV_EBREAK)
+		return "[trap: ebreak]";
+	return "[trap]";
+}
+
+static void trap(struct recon *r, struct recon_hart *h, struct code_block *nb, uint32_t i,
+		 const char *name, uint32_t pending, uint64_t pending_ret)
+{
+	const char *traced = trace_cause(r, i);
+	flush(r, h, i);
+	r->st.events++;
+	r->st.traps++;
+	push(r, h, frame_named(&r->frames, PROFILE_FRAME_MARKER, traced ? traced : name),
+	     pending_ret, pending, 1);
+	push(r, h, code_frame_at(&r->cs, nb), STACK_RET_NONE, 0, 1);
+}
+
+static void xret(struct recon *r, struct recon_hart *h, struct code_block *nb, uint32_t i)
+{
+	flush(r, h, i);
+	r->st.events++;
+	r->st.trap_returns++;
+	int64_t m = stack_last_marker(&h->stk);
+	if (m < 0) {
+		/* The trace started inside a handler: what it returns to is new. */
+		r->st.returns_above++;
+		h->stk.n = 0;
+		rebase(r, h, nb, 0);
+		return;
+	}
+	uint32_t pending = h->stk.v[m].marker;
+	uint64_t pending_ret = h->stk.v[m].ret;
+	h->stk.n = (uint32_t)m;
+	if (h->stk.n == 0) {
+		rebase(r, h, nb, 0);
+	} else if (pending == PENDING_CALL) {
+		r->st.calls++;
+		push(r, h, code_frame_at(&r->cs, nb), pending_ret, 0, 1);
+	} else if (nb->func != FRAME_NONE && nb->func != stack_top(&h->stk)->frame) {
+		int64_t at = stack_find_ret(&h->stk, nb->start);
+		if (at >= 0) /* the trap came right after a return */
+			h->stk.n = (uint32_t)at;
+		jump(r, h, nb, i);
+	}
+}
+
+/* ---- block ends and mismatches ---- */
+
+static int priv_rises(struct recon *r, struct recon_hart *h, uint32_t i)
+{
+	const uint8_t *p = r->b->priv;
+	if (!p)
+		return 0;
+	uint8_t before = i ? p[i - 1] : h->priv;
+	return p[i] > before;
+}
+
+/* Straight-line code was left before its end: the instruction at pos trapped
+ * (or an interrupt arrived), record i is the handler. */
+static struct code_block *deviation(struct recon *r, struct recon_hart *h,
+				    struct code_block *blk, uint32_t pos, uint32_t i)
+{
+	struct code_block *nb = code_next(&r->cs, blk, r->b->pc[i]);
+	trap(r, h, nb, i, insn_cause(r, blk->start + blk->off[pos]), PENDING_NONE, 0);
+	return nb;
+}
+
+/* FirePerf's rule for code whose bits are unknown: entering a function at its
+ * entry is a call, landing in a function on the stack is a return. */
+static void heuristic(struct recon *r, struct recon_hart *h, struct code_block *nb, uint32_t i)
+{
+	if (nb->func == FRAME_NONE || nb->func == stack_top(&h->stk)->frame)
+		return;
+	if (nb->start == nb->entry) {
+		call(r, h, nb, STACK_RET_NONE, i);
+		return;
+	}
+	for (int64_t k = (int64_t)h->stk.n - 2; k >= stack_segment_base(&h->stk); k--) {
+		if (h->stk.v[k].frame == nb->func) {
+			flush(r, h, i);
+			r->st.events++;
+			r->st.returns++;
+			h->stk.n = (uint32_t)k + 1;
+			return;
+		}
+	}
+	jump(r, h, nb, i);
+}
+
+static void transfer(struct recon *r, struct recon_hart *h, const struct code_block *blk,
+		     struct code_block *nb, uint32_t i)
+{
+	const struct rv_insn *in = &blk->last;
+	uint64_t npc = nb->start, fall = blk->last_pc + in->len;
+	uint64_t target = rv_direct_target(in, blk->last_pc);
+	int up = priv_rises(r, h, i);
+
+	switch (in->kind) {
+	case RV_BRANCH:
+	case RV_JUMP:
+	case RV_JUMP_IND:
+		if (up || (in->kind == RV_BRANCH && npc != fall && npc != target) ||
+		    (in->kind == RV_JUMP && npc != target))
+			trap(r, h, nb, i, "[trap]", PENDING_NONE, 0);
+		else
+			jump(r, h, nb, i);
+		break;
+	case RV_CALL:
+	case RV_CALL_IND:
+		if (up || (in->kind == RV_CALL && npc != target))
+			trap(r, h, nb, i, "[trap]", PENDING_CALL, fall);
+		else
+			call(r, h, nb, fall, i);
+		break;
+	case RV_RET:
+		if (up)
+			trap(r, h, nb, i, "[trap]", PENDING_NONE, 0);
+		else
+			ret(r, h, nb, i);
+		break;
+	case RV_SWAP:
+		if (up) {
+			trap(r, h, nb, i, "[trap]", PENDING_CALL, fall);
+		} else {
+			r->st.swaps++;
+			flush(r, h, i);
+			if (h->stk.n - 1 > stack_segment_base(&h->stk))
+				h->stk.n--;
+			else
+				h->stk.n = stack_segment_base(&h->stk);
+			call(r, h, nb, fall, i);
+		}
+		break;
+	case RV_ECALL:
+	case RV_EBREAK:
+	case RV_WFI:
+		if (npc != fall || up)
+			trap(r, h, nb, i,
+			     in->kind == RV_ECALL    ? "[trap: ecall]"
+			     : in->kind == RV_EBREAK ? "[trap: ebreak]"
+						     : "[irq]",
+			     PENDING_NONE, 0);
+		break;
+	case RV_XRET:
+		xret(r, h, nb, i);
+		break;
+	default:
+		jump(r, h, nb, i);
+	}
+}
+
+/* The block was executed to its end; record i says where control went. */
+static struct code_block *transition(struct recon *r, struct recon_hart *h,
+				     struct code_block *blk, uint32_t i)
+{
+	uint64_t npc = r->b->pc[i];
+	struct code_block *nb = code_next(&r->cs, blk, npc);
+	switch (blk->end) {
+	case CODE_END_NOCODE:
+		r->st.unknown_pcs++;
+		heuristic(r, h, nb, i);
+		break;
+	case CODE_END_SEQ:
+		if (npc == blk->last_pc + blk->last.len && !priv_rises(r, h, i))
+			jump(r, h, nb, i);
+		else
+			trap(r, h, nb, i, insn_cause(r, blk->last_pc + blk->last.len),
+			     PENDING_NONE, 0);
+		break;
+	default:
+		transfer(r, h, blk, nb, i);
+	}
+	return nb;
+}
+
+/* ---- the loop ---- */
+
+static void hart_start(struct recon *r, struct recon_hart *h, const struct trace_batch *b)
+{
+	h->started = 1;
+	h->blk = code_block_at(&r->cs, b->pc[0]);
+	h->pos = 0;
+	h->last_seq = h->seq;
+	if (b->cycle)
+		h->first_cycle = h->last_cycle = h->end_cycle = b->cycle[0];
+	if (b->priv)
+		h->priv = b->priv[0];
+	uint32_t f = h->blk->func != FRAME_NONE ? h->blk->func : r->unknown_frame;
+	push(r, h, f, STACK_RET_NONE, 0, 0);
+}
+
+static void hart_batch(struct recon *r, struct recon_hart *h, const struct trace_batch *b)
+{
+	const uint64_t *pc = b->pc;
+	uint32_t i = 0, n = b->n;
+	if (!h->started)
+		hart_start(r, h, b);
+	struct code_block *blk = h->blk;
+	uint32_t pos = h->pos;
+	while (i < n) {
+		if (pos == blk->n) {
+			blk = transition(r, h, blk, i);
+			pos = 0;
+		}
+		uint32_t m = blk->n - pos < n - i ? blk->n - pos : n - i;
+		const uint64_t base = blk->start;
+		const uint16_t *off = blk->off + pos;
+		uint32_t k = 0;
+		while (k < m && pc[i + k] - base == off[k])
+			k++;
+		if (blk->inl && k)
+			*oob_map_put(&r->inl, (uint64_t)stack_top(&h->stk)->node << 32 | blk->inl,
+				     NULL) += k;
+		i += k;
+		pos += k;
+		if (k < m) {
+			blk = deviation(r, h, blk, pos, i);
+			pos = 0;
+		}
+	}
+	h->blk = blk;
+	h->pos = pos;
+	h->seq += n;
+	if (b->cycle)
+		h->end_cycle = b->cycle[n - 1];
+	if (b->priv)
+		h->priv = b->priv[n - 1];
+}
+
+static struct recon_hart *hart_get(struct recon *r, unsigned id)
+{
+	if (id >= r->nharts) {
+		r->harts = oob_xrealloc(r->harts, (id + 1) * sizeof(*r->harts));
+		memset(r->harts + r->nharts, 0, (id + 1 - r->nharts) * sizeof(*r->harts));
+		for (size_t k = r->nharts; k <= id; k++)
+			stack_init(&r->harts[k].stk);
+		r->nharts = id + 1;
+	}
+	return &r->harts[id];
+}
+
+static void batch(struct recon *r, const struct trace_batch *b)
+{
+	if (b->insn) {
+		const uint32_t mask = (1u << SEEN_BITS_LOG2) - 1;
+		for (uint32_t i = 0; i < b->n; i++) {
+			uint64_t pc = b->pc[i];
+			uint32_t bits = b->insn[i];
+			uint32_t slot = (uint32_t)(pc >> 1) & mask;
+			if (!bits || (r->seen_bits[slot].pc == pc && r->seen_bits[slot].bits == bits))
+				continue;
+			r->seen_bits[slot].pc = pc;
+			r->seen_bits[slot].bits = bits;
+			code_put(&r->cs, pc, bits);
+		}
+	}
+	r->b = b;
+	r->xi = 0;
+	hart_batch(r, hart_get(r, b->hart), b);
+}
+
+/* Flushes each hart's last span and sums what the harts saw. */
+static void finish(struct recon *r)
+{
+	for (size_t k = 0; k < r->nharts; k++) {
+		struct recon_hart *h = &r->harts[k];
+		if (!h->started)
+			continue;
+		struct cct_node *n = &r->cct.v[stack_top(&h->stk)->node];
+		n->insns += h->seq - h->last_seq;
+		n->cycles += h->end_cycle - h->last_cycle;
+		r->st.harts++;
+		r->st.instructions += h->seq;
+		if (h->end_cycle - h->first_cycle > r->st.cycles)
+			r->st.cycles = h->end_cycle - h->first_cycle;
+	}
+}
+
+/* Moves the instructions that ran in inlined code from each node to child
+ * nodes for the inline chain (outermost first). Cycles follow in proportion:
+ * the trace times control-flow events, not single instructions. */
+static void split_inlines(struct recon *r)
+{
+	size_t n0 = r->cct.n;
+	uint64_t *insns = oob_xmalloc(n0 * sizeof(*insns)), *cycles = oob_xmalloc(n0 * sizeof(*cycles));
+	for (size_t k = 0; k < n0; k++) {
+		insns[k] = r->cct.v[k].insns;
+		cycles[k] = r->cct.v[k].cycles;
+	}
+	for (size_t s = 0; s <= r->inl.mask; s++) {
+		const struct oob_map_slot *sl = &r->inl.slots[s];
+		if (sl->key == OOB_MAP_EMPTY)
+			continue;
+		uint32_t node = (uint32_t)(sl->key >> 32), leaf = node;
+		const struct code_chain *c = code_chain_get(&r->cs, (uint32_t)sl->key);
+		for (uint32_t k = 0; k < c->n; k++)
+			leaf = cct_child(&r->cct, leaf, c->frames[k]);
+		uint64_t cyc = insns[node] ? (uint64_t)((unsigned __int128)cycles[node] * sl->val /
+							insns[node])
+					   : 0;
+		r->cct.v[leaf].insns += sl->val;
+		r->cct.v[leaf].cycles += cyc;
+		r->cct.v[node].insns -= sl->val;
+		r->cct.v[node].cycles -= cyc;
+	}
+	free(insns);
+	free(cycles);
+}
+
+/* ---- setup ---- */
+
+static int load_binaries(struct recon *r, struct oob_err *err)
+{
+	const struct recon_opts *o = r->opts;
+	r->syms = sym_space_new();
+	r->bins = oob_xcalloc(o->nelfs + o->nperfmaps + 1, sizeof(*r->bins));
+	for (size_t k = 0; k < o->nelfs + o->nperfmaps; k++) {
+		int is_elf = k < o->nelfs;
+		const char *path = is_elf ? o->elfs[k].path : o->perfmaps[k - o->nelfs];
+		struct sym_binary *b = is_elf ? sym_binary_open(path, err) : sym_perfmap_open(path, err);
+		if (!b)
+			return err ? err->code : -EINVAL;
+		r->bins[r->nbins++] = b;
+		int rc = sym_space_add(r->syms, b, is_elf ? o->elfs[k].base : RECON_BASE_LINK, err);
+		if (rc < 0)
+			return oob_err_prefix(err, "%s", path);
+	}
+	return 0;
+}
+
+static void recon_init(struct recon *r, const struct recon_opts *opts)
+{
+	memset(r, 0, sizeof(*r));
+	r->opts = opts;
+	frame_table_init(&r->frames);
+	cct_init(&r->cct);
+	r->unknown_frame = frame_named(&r->frames, PROFILE_FRAME_MARKER, "[unknown]");
+	r->seen_bits = oob_xcalloc((size_t)1 << SEEN_BITS_LOG2, sizeof(*r->seen_bits));
+	r->seen_bits[0].pc = UINT64_MAX; /* slot 0's zero tag must not match pc 0 */
+	oob_map_init(&r->inl, 64);
+}
+
+static void recon_destroy(struct recon *r)
+{
+	for (size_t k = 0; k < r->nharts; k++)
+		stack_destroy(&r->harts[k].stk);
+	free(r->harts);
+	free(r->seen_bits);
+	oob_map_destroy(&r->inl);
+	if (r->cs.arena)
+		code_space_destroy(&r->cs);
+	cct_destroy(&r->cct);
+	frame_table_destroy(&r->frames);
+	sym_space_free(r->syms);
+	for (size_t k = 0; k < r->nbins; k++)
+		sym_binary_free(r->bins[k]);
+	free(r->bins);
+}
+
+static int poll_progress(struct recon *r, struct trace_reader *tr, uint64_t insns)
+{
+	const struct recon_opts *o = r->opts;
+	if (o->progress)
+		o->progress(o->progress_ctx, r->st.raw_bytes + trace_reader_raw_bytes(tr), insns);
+	if (o->cancel && *o->cancel)
+		return -ECANCELED;
+	return 0;
+}
+
+static int run_trace(struct recon *r, struct trace_reader *tr, uint64_t *seen,
+		     struct oob_err *err)
+{
+	const struct trace_batch *b;
+	uint64_t next_poll = *seen + (1u << 24);
+	int rc;
+	while ((rc = trace_next(tr, &b, err)) > 0) {
+		batch(r, b);
+		*seen += b->n;
+		if (*seen >= next_poll) {
+			next_poll = *seen + (1u << 24);
+			if ((rc = poll_progress(r, tr, *seen)) < 0)
+				return oob_err_set(err, rc, "cancelled after %llu instructions",
+						   (unsigned long long)*seen);
+		}
+		if (r->opts->max_insns && *seen >= r->opts->max_insns)
+			return 0;
+	}
+	return rc;
+}
+
+/* FirePerf logs carry stack events by name, not instructions: replay them. */
+static int run_fireperf(struct recon *r, struct in_stream *s, struct oob_err *err);
+
+static int run_one(struct recon *r, const char *path, uint64_t *seen, struct oob_err *err)
+{
+	struct trace_reader *tr = trace_open(path, &r->opts->trace, err);
+	if (!tr)
+		return err ? err->code : -EINVAL;
+	enum trace_format f = trace_reader_format(tr);
+	r->st.format = trace_format_name(f);
+	int rc;
+	if (f == TRACE_FMT_FIREPERF) {
+		trace_close(tr);
+		struct in_stream *s = in_open(path, &r->opts->trace.in, err);
+		rc = s ? run_fireperf(r, s, err) : (err ? err->code : -EIO);
+		return rc;
+	}
+	rc = run_trace(r, tr, seen, err);
+	r->st.raw_bytes += trace_reader_raw_bytes(tr);
+	trace_close(tr);
+	return rc;
+}
+
+int recon_run(const struct recon_opts *opts, const char *const *traces, size_t ntraces,
+	      struct profile **out, struct oob_err *err)
+{
+	struct recon r;
+	struct timespec t0, t1;
+	uint64_t seen = 0;
+	int rc;
+	*out = NULL;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	recon_init(&r, opts);
+	if ((rc = load_binaries(&r, err)) < 0)
+		goto out;
+	code_space_init(&r.cs, 0, r.syms, &r.frames);
+	r.cs.inline_mode = opts->inline_frames;
+	for (size_t k = 0; k < ntraces && rc >= 0; k++) {
+		rc = run_one(&r, traces[k], &seen, err);
+		if (rc < 0)
+			oob_err_prefix(err, "%s", traces[k]);
+	}
+	if (rc < 0)
+		goto out;
+	finish(&r);
+	split_inlines(&r);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	r.st.seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	*out = profile_build(&r.cct, &r.frames, r.syms, &r.st, opts->inline_frames);
+	rc = 0;
+out:
+	recon_destroy(&r);
+	return rc;
+}
+
+/* ---- FirePerf replay ---- */
+
+static void fireperf_enter(struct recon *r, struct recon_hart *h, const char *label)
+{
+	push(r, h, frame_named(&r->frames, PROFILE_FRAME_KERNEL, label), STACK_RET_NONE, 0, 1);
+	r->st.calls++;
+}
+
+static void fireperf_leave(struct recon *r, struct recon_hart *h, const char *label)
+{
+	for (int64_t k = (int64_t)h->stk.n - 1; k >= 0; k--) {
+		if (strcmp(r->frames.v[h->stk.v[k].frame].name, label) == 0) {
+			h->stk.n = (uint32_t)k;
+			r->st.returns++;
+			return;
+		}
+	}
+	r->st.repairs_unknown++;
+}
+
+static void fireperf_cycles(struct recon *r, struct recon_hart *h, uint64_t cycle)
+{
+	if (!h->started) {
+		h->started = 1;
+		h->first_cycle = h->last_cycle = cycle;
+	}
+	if (cycle > h->last_cycle)
+		r->cct.v[top_node(h)].cycles += cycle - h->last_cycle;
+	if (cycle > h->last_cycle)
+		h->last_cycle = cycle;
+	h->end_cycle = h->last_cycle;
+}
+
+static int run_fireperf(struct recon *r, struct in_stream *s, struct oob_err *err)
+{
+	struct fireperf_reader *fr = fireperf_open_stream(s, err);
+	if (!fr)
+		return err ? err->code : -EINVAL;
+	struct recon_hart *h = hart_get(r, 0);
+	const struct fireperf_event *ev;
+	int rc;
+	while ((rc = fireperf_next(fr, &ev, err)) > 0) {
+		r->st.events++;
+		if (ev->kind == FIREPERF_ZERO) {
+			h->stk.n = 0;
+			continue;
+		}
+		fireperf_cycles(r, h, ev->cycle);
+		if (ev->kind == FIREPERF_START)
+			fireperf_enter(r, h, ev->label);
+		else
+			fireperf_leave(r, h, ev->label);
+	}
+	fireperf_close(fr);
+	r->st.harts = 1;
+	r->st.cycles = h->end_cycle - h->first_cycle;
+	h->started = 0; /* finish() must not add instruction spans */
+	return rc;
+}

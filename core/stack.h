@@ -1,0 +1,54 @@
+/*
+ * stack: a shadow call stack of one task (DESIGN.md 4.2). User frames, then
+ * for each trap a marker entry followed by the kernel frames of the handler,
+ * so the whole thing reads like the unified stack we print. A "segment" is
+ * the run of entries above the topmost marker: returns never unwind across a
+ * marker, trap returns pop back to it.
+ * Not thread-safe; inline push/pop, no allocation unless the stack grows.
+ */
+#ifndef OOB_STACK_H
+#define OOB_STACK_H
+
+#include <stdint.h>
+
+#define STACK_RET_NONE UINT64_MAX
+
+struct stack_entry {
+	uint32_t frame;	 /* frame id */
+	uint32_t node;	 /* calling-context-tree node of this entry */
+	uint64_t ret;	 /* address the caller expects back, or STACK_RET_NONE */
+	uint32_t marker; /* 1 for a trap marker entry */
+};
+
+struct stack {
+	struct stack_entry *v;
+	uint32_t n, cap;
+};
+
+void stack_init(struct stack *s);
+void stack_destroy(struct stack *s);
+void stack_grow(struct stack *s);
+
+static inline void stack_push(struct stack *s, uint32_t frame, uint32_t node, uint64_t ret,
+			      uint32_t marker)
+{
+	if (s->n == s->cap)
+		stack_grow(s);
+	s->v[s->n++] = (struct stack_entry){frame, node, ret, marker};
+}
+
+static inline struct stack_entry *stack_top(struct stack *s)
+{
+	return &s->v[s->n - 1];
+}
+
+/* Index of the first entry of the top segment (0 if no marker). */
+uint32_t stack_segment_base(const struct stack *s);
+/* Index of the topmost marker, or -1 if none. */
+int64_t stack_last_marker(const struct stack *s);
+/* Index of the topmost entry of the top segment whose ret equals ret, or -1. */
+int64_t stack_find_ret(const struct stack *s, uint64_t ret);
+/* Index of the topmost entry of the top segment for frame, or -1. */
+int64_t stack_find_frame(const struct stack *s, uint32_t frame);
+
+#endif
