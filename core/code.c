@@ -87,6 +87,7 @@ static void block_func(struct code_space *cs, uint64_t pc, struct code_block *b,
 	*hi = UINT64_MAX;
 	b->func = FRAME_NONE;
 	b->entry = 0;
+	b->map = cs->syms ? sym_space_find(cs->syms, pc) : NULL;
 	if (!f)
 		return;
 	b->entry = f->entry + map->bias;
@@ -161,6 +162,15 @@ struct code_block *code_block_build(struct code_space *cs, uint64_t pc)
 		off[tmp.n++] = 0;
 		tmp.last_pc = pc;
 	}
+	tmp.fall = tmp.last_pc + tmp.last.len;
+	tmp.target = rv_direct_target(&tmp.last, tmp.last_pc);
+	if (tmp.end == CODE_END_SEQ)
+		tmp.target = tmp.fall;
+	else if (tmp.end == CODE_END_CTI && tmp.last.kind == RV_JUMP)
+		tmp.fall = tmp.target;
+	tmp.local = tmp.end == CODE_END_SEQ ||
+		    (tmp.end == CODE_END_CTI &&
+		     (tmp.last.kind == RV_BRANCH || tmp.last.kind == RV_JUMP));
 	tmp.gen = cs->gen;
 	struct code_block *b = oob_arena_alloc(cs->arena, sizeof(*b) + tmp.n * sizeof(off[0]));
 	*b = tmp;

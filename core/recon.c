@@ -107,20 +107,34 @@ static void push(struct recon *r, struct recon_hart *h, uint32_t frame, uint64_t
 static void replace_top(struct recon *r, struct recon_hart *h, uint32_t frame, int entered)
 {
 	uint64_t ret = stack_top(&h->stk)->ret;
-	h->stk.n--;
+	stack_truncate(&h->stk, h->stk.n - 1);
 	push(r, h, frame, ret, 0, entered);
 	if (entered)
 		r->st.tail_calls++;
 }
 
-/* Control reached block nb by a jump or a fall-through. */
-static void jump(struct recon *r, struct recon_hart *h, const struct code_block *nb, uint32_t i)
+/* 1 if going from block from to nb keeps the top frame (see jump). */
+static inline int same_frame(const struct code_block *from, const struct code_block *nb,
+			     uint32_t top)
 {
-	if (nb->func == FRAME_NONE || nb->func == stack_top(&h->stk)->frame)
+	if (nb->func == FRAME_NONE)
+		return nb->map == from->map || !nb->map;
+	return nb->func == top;
+}
+
+/* Control reached block nb by a jump or a fall-through from block from.
+ * Landing in another function (by the symbols) or, where there are no
+ * symbols, in another binary (a PLT trampoline jumping into ld.so) replaces
+ * the top frame: a tail call when it lands on an entry. */
+static void jump(struct recon *r, struct recon_hart *h, const struct code_block *from,
+		 struct code_block *nb, uint32_t i)
+{
+	if (same_frame(from, nb, stack_top(&h->stk)->frame))
 		return;
+	uint32_t f = nb->func != FRAME_NONE ? nb->func : code_frame_at(&r->cs, nb);
 	flush(r, h, i);
 	r->st.events++;
-	replace_top(r, h, nb->func, nb->start == nb->entry);
+	replace_top(r, h, f, nb->func == FRAME_NONE || nb->start == nb->entry);
 }
 
 static void call(struct recon *r, struct recon_hart *h, struct code_block *nb, uint64_t ret,
@@ -136,7 +150,7 @@ static void call(struct recon *r, struct recon_hart *h, struct code_block *nb, u
  * seen (the trace started inside it, or its caller is unknown). */
 static void rebase(struct recon *r, struct recon_hart *h, struct code_block *nb, int unknown)
 {
-	h->stk.n = stack_segment_base(&h->stk);
+	stack_truncate(&h->stk, stack_segment_base(&h->stk));
 	if (unknown)
 		push(r, h, r->unknown_frame, STACK_RET_NONE, 0, 0);
 	uint32_t f = nb->func != FRAME_NONE ? nb->func : code_frame_at(&r->cs, nb);
@@ -160,15 +174,15 @@ static void ret(struct recon *r, struct recon_hart *h, struct code_block *nb, ui
 	if (at >= 0) {
 		if ((uint32_t)at != h->stk.n - 1)
 			r->st.repairs_unwind++;
-		h->stk.n = (uint32_t)at;
+		stack_truncate(&h->stk, (uint32_t)at);
 		if (h->stk.n > base)
-			jump(r, h, nb, i); /* returned into another function: resync the top */
+			jump(r, h, nb, nb, i); /* returned into another function: resync the top */
 		else
 			rebase(r, h, nb, 0);
 	} else if (nb->func != FRAME_NONE && (at = stack_find_frame(&h->stk, nb->func)) >= 0 &&
 		   (uint32_t)at < h->stk.n - 1) {
 		r->st.repairs_unwind++;
-		h->stk.n = (uint32_t)at + 1;
+		stack_truncate(&h->stk, (uint32_t)at + 1);
 	} else if (h->stk.n - 1 == base && h->stk.v[base].ret == STACK_RET_NONE) {
 		r->st.returns_above++;
 		rebase(r, h, nb, 0);
@@ -246,13 +260,13 @@ static void xret(struct recon *r, struct recon_hart *h, struct code_block *nb, u
 	if (m < 0) {
 		/* The trace started inside a handler: what it returns to is new. */
 		r->st.returns_above++;
-		h->stk.n = 0;
+		stack_truncate(&h->stk, 0);
 		rebase(r, h, nb, 0);
 		return;
 	}
 	uint32_t pending = h->stk.v[m].marker;
 	uint64_t pending_ret = h->stk.v[m].ret;
-	h->stk.n = (uint32_t)m;
+	stack_truncate(&h->stk, (uint32_t)m);
 	if (h->stk.n == 0) {
 		rebase(r, h, nb, 0);
 	} else if (pending == PENDING_CALL) {
@@ -261,8 +275,8 @@ static void xret(struct recon *r, struct recon_hart *h, struct code_block *nb, u
 	} else if (nb->func != FRAME_NONE && nb->func != stack_top(&h->stk)->frame) {
 		int64_t at = stack_find_ret(&h->stk, nb->start);
 		if (at >= 0) /* the trap came right after a return */
-			h->stk.n = (uint32_t)at;
-		jump(r, h, nb, i);
+			stack_truncate(&h->stk, (uint32_t)at);
+		jump(r, h, nb, nb, i);
 	}
 }
 
@@ -289,7 +303,8 @@ static struct code_block *deviation(struct recon *r, struct recon_hart *h,
 
 /* FirePerf's rule for code whose bits are unknown: entering a function at its
  * entry is a call, landing in a function on the stack is a return. */
-static void heuristic(struct recon *r, struct recon_hart *h, struct code_block *nb, uint32_t i)
+static void heuristic(struct recon *r, struct recon_hart *h, const struct code_block *blk,
+		      struct code_block *nb, uint32_t i)
 {
 	if (nb->func == FRAME_NONE || nb->func == stack_top(&h->stk)->frame)
 		return;
@@ -302,11 +317,11 @@ static void heuristic(struct recon *r, struct recon_hart *h, struct code_block *
 			flush(r, h, i);
 			r->st.events++;
 			r->st.returns++;
-			h->stk.n = (uint32_t)k + 1;
+			stack_truncate(&h->stk, (uint32_t)k + 1);
 			return;
 		}
 	}
-	jump(r, h, nb, i);
+	jump(r, h, blk, nb, i);
 }
 
 static void transfer(struct recon *r, struct recon_hart *h, const struct code_block *blk,
@@ -325,7 +340,7 @@ static void transfer(struct recon *r, struct recon_hart *h, const struct code_bl
 		    (in->kind == RV_JUMP && npc != target))
 			trap(r, h, nb, i, "[trap]", PENDING_NONE, 0);
 		else
-			jump(r, h, nb, i);
+			jump(r, h, blk, nb, i);
 		break;
 	case RV_CALL:
 	case RV_CALL_IND:
@@ -347,9 +362,9 @@ static void transfer(struct recon *r, struct recon_hart *h, const struct code_bl
 			r->st.swaps++;
 			flush(r, h, i);
 			if (h->stk.n - 1 > stack_segment_base(&h->stk))
-				h->stk.n--;
+				stack_truncate(&h->stk, h->stk.n - 1);
 			else
-				h->stk.n = stack_segment_base(&h->stk);
+				stack_truncate(&h->stk, stack_segment_base(&h->stk));
 			call(r, h, nb, fall, i);
 		}
 		break;
@@ -367,24 +382,23 @@ static void transfer(struct recon *r, struct recon_hart *h, const struct code_bl
 		xret(r, h, nb, i);
 		break;
 	default:
-		jump(r, h, nb, i);
+		jump(r, h, blk, nb, i);
 	}
 }
 
 /* The block was executed to its end; record i says where control went. */
 static struct code_block *transition(struct recon *r, struct recon_hart *h,
-				     struct code_block *blk, uint32_t i)
+				     struct code_block *blk, struct code_block *nb, uint32_t i)
 {
-	uint64_t npc = r->b->pc[i];
-	struct code_block *nb = code_next(&r->cs, blk, npc);
+	uint64_t npc = nb->start;
 	switch (blk->end) {
 	case CODE_END_NOCODE:
 		r->st.unknown_pcs++;
-		heuristic(r, h, nb, i);
+		heuristic(r, h, blk, nb, i);
 		break;
 	case CODE_END_SEQ:
 		if (npc == blk->last_pc + blk->last.len && !priv_rises(r, h, i))
-			jump(r, h, nb, i);
+			jump(r, h, blk, nb, i);
 		else
 			trap(r, h, nb, i, insn_cause(r, blk->last_pc + blk->last.len),
 			     PENDING_NONE, 0);
@@ -407,7 +421,8 @@ static void hart_start(struct recon *r, struct recon_hart *h, const struct trace
 		h->first_cycle = h->last_cycle = h->end_cycle = b->cycle[0];
 	if (b->priv)
 		h->priv = b->priv[0];
-	uint32_t f = h->blk->func != FRAME_NONE ? h->blk->func : r->unknown_frame;
+	uint32_t f = h->blk->func != FRAME_NONE || h->blk->map ? code_frame_at(&r->cs, h->blk)
+							       : r->unknown_frame;
 	push(r, h, f, STACK_RET_NONE, 0, 0);
 }
 
@@ -421,7 +436,14 @@ static void hart_batch(struct recon *r, struct recon_hart *h, const struct trace
 	uint32_t pos = h->pos;
 	while (i < n) {
 		if (pos == blk->n) {
-			blk = transition(r, h, blk, i);
+			struct code_block *nb = code_next(&r->cs, blk, pc[i]);
+			/* Most block ends are branches inside one function: no event. */
+			if (blk->local && (pc[i] == blk->fall || pc[i] == blk->target) &&
+			    same_frame(blk, nb, stack_top(&h->stk)->frame) &&
+			    !priv_rises(r, h, i))
+				blk = nb;
+			else
+				blk = transition(r, h, blk, nb, i);
 			pos = 0;
 		}
 		uint32_t m = blk->n - pos < n - i ? blk->n - pos : n - i;
@@ -647,11 +669,9 @@ int recon_run(const struct recon_opts *opts, const char *const *traces, size_t n
 		goto out;
 	code_space_init(&r.cs, 0, r.syms, &r.frames);
 	r.cs.inline_mode = opts->inline_frames;
-	for (size_t k = 0; k < ntraces && rc >= 0; k++) {
+	/* Readers name the file in their messages. */
+	for (size_t k = 0; k < ntraces && rc >= 0; k++)
 		rc = run_one(&r, traces[k], &seen, err);
-		if (rc < 0)
-			oob_err_prefix(err, "%s", traces[k]);
-	}
 	if (rc < 0)
 		goto out;
 	finish(&r);
@@ -677,7 +697,7 @@ static void fireperf_leave(struct recon *r, struct recon_hart *h, const char *la
 {
 	for (int64_t k = (int64_t)h->stk.n - 1; k >= 0; k--) {
 		if (strcmp(r->frames.v[h->stk.v[k].frame].name, label) == 0) {
-			h->stk.n = (uint32_t)k;
+			stack_truncate(&h->stk, (uint32_t)k);
 			r->st.returns++;
 			return;
 		}
@@ -709,7 +729,7 @@ static int run_fireperf(struct recon *r, struct in_stream *s, struct oob_err *er
 	while ((rc = fireperf_next(fr, &ev, err)) > 0) {
 		r->st.events++;
 		if (ev->kind == FIREPERF_ZERO) {
-			h->stk.n = 0;
+			stack_truncate(&h->stk, 0);
 			continue;
 		}
 		fireperf_cycles(r, h, ev->cycle);

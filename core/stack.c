@@ -24,22 +24,17 @@ void stack_grow(struct stack *s)
 	s->v = oob_xrealloc(s->v, s->cap * sizeof(*s->v));
 }
 
-int64_t stack_last_marker(const struct stack *s)
+void stack_rescan_base(struct stack *s)
 {
-	for (int64_t i = (int64_t)s->n - 1; i >= 0; i--)
-		if (s->v[i].marker)
-			return i;
-	return -1;
-}
-
-uint32_t stack_segment_base(const struct stack *s)
-{
-	return (uint32_t)(stack_last_marker(s) + 1);
+	uint32_t i = s->n;
+	while (i > 0 && !s->v[i - 1].marker)
+		i--;
+	s->base = i;
 }
 
 int64_t stack_find_ret(const struct stack *s, uint64_t ret)
 {
-	for (int64_t i = (int64_t)s->n - 1; i >= 0 && !s->v[i].marker; i--)
+	for (int64_t i = (int64_t)s->n - 1; i >= (int64_t)s->base; i--)
 		if (s->v[i].ret == ret)
 			return i;
 	return -1;
@@ -47,7 +42,7 @@ int64_t stack_find_ret(const struct stack *s, uint64_t ret)
 
 int64_t stack_find_frame(const struct stack *s, uint32_t frame)
 {
-	for (int64_t i = (int64_t)s->n - 1; i >= 0 && !s->v[i].marker; i--)
+	for (int64_t i = (int64_t)s->n - 1; i >= (int64_t)s->base; i--)
 		if (s->v[i].frame == frame)
 			return i;
 	return -1;

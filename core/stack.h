@@ -23,6 +23,7 @@ struct stack_entry {
 struct stack {
 	struct stack_entry *v;
 	uint32_t n, cap;
+	uint32_t base; /* first entry of the top segment (one past the topmost marker) */
 };
 
 void stack_init(struct stack *s);
@@ -35,6 +36,18 @@ static inline void stack_push(struct stack *s, uint32_t frame, uint32_t node, ui
 	if (s->n == s->cap)
 		stack_grow(s);
 	s->v[s->n++] = (struct stack_entry){frame, node, ret, marker};
+	if (marker)
+		s->base = s->n;
+}
+
+void stack_rescan_base(struct stack *s);
+
+/* Drops the entries from index n up. */
+static inline void stack_truncate(struct stack *s, uint32_t n)
+{
+	s->n = n;
+	if (n < s->base)
+		stack_rescan_base(s);
 }
 
 static inline struct stack_entry *stack_top(struct stack *s)
@@ -43,9 +56,16 @@ static inline struct stack_entry *stack_top(struct stack *s)
 }
 
 /* Index of the first entry of the top segment (0 if no marker). */
-uint32_t stack_segment_base(const struct stack *s);
+static inline uint32_t stack_segment_base(const struct stack *s)
+{
+	return s->base;
+}
+
 /* Index of the topmost marker, or -1 if none. */
-int64_t stack_last_marker(const struct stack *s);
+static inline int64_t stack_last_marker(const struct stack *s)
+{
+	return (int64_t)s->base - 1;
+}
 /* Index of the topmost entry of the top segment whose ret equals ret, or -1. */
 int64_t stack_find_ret(const struct stack *s, uint64_t ret);
 /* Index of the topmost entry of the top segment for frame, or -1. */
