@@ -38,6 +38,7 @@
 enum { PENDING_NONE = 1, PENDING_CALL = 2 };
 
 struct recon_hart {
+	uint16_t id;
 	int started;
 	struct code_block *blk;
 	uint32_t pos;
@@ -89,6 +90,22 @@ static void flush(struct recon *r, struct recon_hart *h, uint32_t i)
 	}
 }
 
+static void emit(struct recon *r, struct recon_hart *h, uint8_t kind, uint32_t depth)
+{
+	struct recon_event ev = {.kind = kind, .hart = h->id, .frame = h->stk.v[depth - 1].frame,
+				 .depth = depth, .insn = h->last_seq, .cycle = h->last_cycle};
+	r->opts->on_event(r->opts->event_ctx, &ev);
+}
+
+/* Pops the stack down to n entries (telling who listens). */
+static void pop_to(struct recon *r, struct recon_hart *h, uint32_t n)
+{
+	if (r->opts->on_event)
+		for (uint32_t d = h->stk.n; d > n; d--)
+			emit(r, h, RECON_EV_CLOSE, d);
+	stack_truncate(&h->stk, n);
+}
+
 static uint32_t top_node(struct recon_hart *h)
 {
 	return h->stk.n ? stack_top(&h->stk)->node : CCT_ROOT;
@@ -101,13 +118,15 @@ static void push(struct recon *r, struct recon_hart *h, uint32_t frame, uint64_t
 	uint32_t node = cct_child(&r->cct, top_node(h), frame);
 	r->cct.v[node].calls += (uint64_t)calls;
 	stack_push(&h->stk, frame, node, ret, marker);
+	if (r->opts->on_event)
+		emit(r, h, RECON_EV_OPEN, h->stk.n);
 }
 
 /* Replaces the top frame (tail call when entered at its entry). */
 static void replace_top(struct recon *r, struct recon_hart *h, uint32_t frame, int entered)
 {
 	uint64_t ret = stack_top(&h->stk)->ret;
-	stack_truncate(&h->stk, h->stk.n - 1);
+	pop_to(r, h, h->stk.n - 1);
 	push(r, h, frame, ret, 0, entered);
 	if (entered)
 		r->st.tail_calls++;
@@ -150,7 +169,7 @@ static void call(struct recon *r, struct recon_hart *h, struct code_block *nb, u
  * seen (the trace started inside it, or its caller is unknown). */
 static void rebase(struct recon *r, struct recon_hart *h, struct code_block *nb, int unknown)
 {
-	stack_truncate(&h->stk, stack_segment_base(&h->stk));
+	pop_to(r, h, stack_segment_base(&h->stk));
 	if (unknown)
 		push(r, h, r->unknown_frame, STACK_RET_NONE, 0, 0);
 	uint32_t f = nb->func != FRAME_NONE ? nb->func : code_frame_at(&r->cs, nb);
@@ -174,7 +193,7 @@ static void ret(struct recon *r, struct recon_hart *h, struct code_block *nb, ui
 	if (at >= 0) {
 		if ((uint32_t)at != h->stk.n - 1)
 			r->st.repairs_unwind++;
-		stack_truncate(&h->stk, (uint32_t)at);
+		pop_to(r, h, (uint32_t)at);
 		if (h->stk.n > base)
 			jump(r, h, nb, nb, i); /* returned into another function: resync the top */
 		else
@@ -182,7 +201,7 @@ static void ret(struct recon *r, struct recon_hart *h, struct code_block *nb, ui
 	} else if (nb->func != FRAME_NONE && (at = stack_find_frame(&h->stk, nb->func)) >= 0 &&
 		   (uint32_t)at < h->stk.n - 1) {
 		r->st.repairs_unwind++;
-		stack_truncate(&h->stk, (uint32_t)at + 1);
+		pop_to(r, h, (uint32_t)at + 1);
 	} else if (h->stk.n - 1 == base && h->stk.v[base].ret == STACK_RET_NONE) {
 		r->st.returns_above++;
 		rebase(r, h, nb, 0);
@@ -260,13 +279,13 @@ static void xret(struct recon *r, struct recon_hart *h, struct code_block *nb, u
 	if (m < 0) {
 		/* The trace started inside a handler: what it returns to is new. */
 		r->st.returns_above++;
-		stack_truncate(&h->stk, 0);
+		pop_to(r, h, 0);
 		rebase(r, h, nb, 0);
 		return;
 	}
 	uint32_t pending = h->stk.v[m].marker;
 	uint64_t pending_ret = h->stk.v[m].ret;
-	stack_truncate(&h->stk, (uint32_t)m);
+	pop_to(r, h, (uint32_t)m);
 	if (h->stk.n == 0) {
 		rebase(r, h, nb, 0);
 	} else if (pending == PENDING_CALL) {
@@ -275,7 +294,7 @@ static void xret(struct recon *r, struct recon_hart *h, struct code_block *nb, u
 	} else if (nb->func != FRAME_NONE && nb->func != stack_top(&h->stk)->frame) {
 		int64_t at = stack_find_ret(&h->stk, nb->start);
 		if (at >= 0) /* the trap came right after a return */
-			stack_truncate(&h->stk, (uint32_t)at);
+			pop_to(r, h, (uint32_t)at);
 		jump(r, h, nb, nb, i);
 	}
 }
@@ -317,7 +336,7 @@ static void heuristic(struct recon *r, struct recon_hart *h, const struct code_b
 			flush(r, h, i);
 			r->st.events++;
 			r->st.returns++;
-			stack_truncate(&h->stk, (uint32_t)k + 1);
+			pop_to(r, h, (uint32_t)k + 1);
 			return;
 		}
 	}
@@ -362,9 +381,9 @@ static void transfer(struct recon *r, struct recon_hart *h, const struct code_bl
 			r->st.swaps++;
 			flush(r, h, i);
 			if (h->stk.n - 1 > stack_segment_base(&h->stk))
-				stack_truncate(&h->stk, h->stk.n - 1);
+				pop_to(r, h, h->stk.n - 1);
 			else
-				stack_truncate(&h->stk, stack_segment_base(&h->stk));
+				pop_to(r, h, stack_segment_base(&h->stk));
 			call(r, h, nb, fall, i);
 		}
 		break;
@@ -476,8 +495,10 @@ static struct recon_hart *hart_get(struct recon *r, unsigned id)
 	if (id >= r->nharts) {
 		r->harts = oob_xrealloc(r->harts, (id + 1) * sizeof(*r->harts));
 		memset(r->harts + r->nharts, 0, (id + 1 - r->nharts) * sizeof(*r->harts));
-		for (size_t k = r->nharts; k <= id; k++)
+		for (size_t k = r->nharts; k <= id; k++) {
 			stack_init(&r->harts[k].stk);
+			r->harts[k].id = (uint16_t)k;
+		}
 		r->nharts = id + 1;
 	}
 	return &r->harts[id];
@@ -513,6 +534,9 @@ static void finish(struct recon *r)
 		struct cct_node *n = &r->cct.v[stack_top(&h->stk)->node];
 		n->insns += h->seq - h->last_seq;
 		n->cycles += h->end_cycle - h->last_cycle;
+		h->last_seq = h->seq;
+		h->last_cycle = h->end_cycle;
+		pop_to(r, h, 0);
 		r->st.harts++;
 		r->st.instructions += h->seq;
 		if (h->end_cycle - h->first_cycle > r->st.cycles)
@@ -697,7 +721,7 @@ static void fireperf_leave(struct recon *r, struct recon_hart *h, const char *la
 {
 	for (int64_t k = (int64_t)h->stk.n - 1; k >= 0; k--) {
 		if (strcmp(r->frames.v[h->stk.v[k].frame].name, label) == 0) {
-			stack_truncate(&h->stk, (uint32_t)k);
+			pop_to(r, h, (uint32_t)k);
 			r->st.returns++;
 			return;
 		}
@@ -729,7 +753,7 @@ static int run_fireperf(struct recon *r, struct in_stream *s, struct oob_err *er
 	while ((rc = fireperf_next(fr, &ev, err)) > 0) {
 		r->st.events++;
 		if (ev->kind == FIREPERF_ZERO) {
-			stack_truncate(&h->stk, 0);
+			pop_to(r, h, 0);
 			continue;
 		}
 		fireperf_cycles(r, h, ev->cycle);

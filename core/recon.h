@@ -22,6 +22,25 @@ struct recon_elf {
 	uint64_t base; /* run-time address of the lowest PT_LOAD, or RECON_BASE_LINK */
 };
 
+/*
+ * Stack events, for exports that keep time (speedscope evented profiles,
+ * Perfetto): every frame opened and closed on a hart's shadow stack, in order,
+ * stamped with the hart's instruction index and cycle at that moment. Frames
+ * still open at the end of the trace are closed at its last instruction.
+ */
+enum recon_event_kind { RECON_EV_OPEN = 1, RECON_EV_CLOSE };
+
+struct recon_event {
+	uint8_t kind;	/* enum recon_event_kind */
+	uint16_t hart;
+	uint32_t frame; /* frame id, the same as in the resulting profile */
+	uint32_t depth; /* stack depth of this frame, 1 = bottom */
+	uint64_t insn;	/* instructions retired on this hart before the event */
+	uint64_t cycle; /* the hart's cycle count then (0 without cycles) */
+};
+
+typedef void (*recon_event_fn)(void *ctx, const struct recon_event *ev);
+
 struct recon_opts {
 	struct trace_opts trace; /* format, TracerV layout, growing-file follow */
 	const struct recon_elf *elfs;
@@ -31,6 +50,10 @@ struct recon_opts {
 	const char *events_path; /* sideband JSON Lines (process events), or NULL */
 	int inline_frames;	 /* add DWARF inline frames under their functions */
 	uint64_t max_insns;	 /* stop after this many instructions, 0 = all */
+
+	/* Stack events (NULL: none, and no cost). Called from the running thread. */
+	recon_event_fn on_event;
+	void *event_ctx;
 
 	/* Called every few million instructions from the running thread. */
 	void (*progress)(void *ctx, uint64_t raw_bytes, uint64_t insns);
