@@ -14,6 +14,14 @@
  * Compressed forms: c.j -> RV_JUMP, c.jr rs1 -> RV_RET if rs1 is a link
  * register else RV_JUMP_IND, c.jalr -> RV_CALL_IND (or RV_SWAP when rs1 = x5),
  * c.beqz/c.bnez -> RV_BRANCH. (c.jal exists only on RV32; we decode RV64.)
+ *
+ * Valid encodings are those of RV64GC (I, M, A, F, D, C, Zicsr, Zifencei,
+ * sfence.vma and the xret/wfi of the privileged spec) plus Zihintpause,
+ * Zicbom/Zicboz, Zba, Zbb and Zbs, checked down to the fixed fields of each
+ * format; everything else (V, H, custom opcodes, reserved RVC encodings such
+ * as c.addi16sp with a zero immediate, reserved rounding modes) is
+ * RV_INVALID. tests/unit/test_rv.c holds this against objdump on every
+ * 16-bit encoding, 100k 32-bit ones and whole binaries.
  */
 #ifndef OOB_RV_H
 #define OOB_RV_H
@@ -21,29 +29,29 @@
 #include <stdint.h>
 
 enum rv_kind {
-	RV_OTHER = 0,  /* no control transfer (fall through only) */
-	RV_BRANCH,     /* conditional branch: fall through or pc + imm */
-	RV_JUMP,       /* jal x0 / c.j: pc + imm, no link */
-	RV_JUMP_IND,   /* jalr without link semantics: tail call or switch table */
-	RV_CALL,       /* jal with link rd */
-	RV_CALL_IND,   /* jalr / c.jalr with link rd */
-	RV_RET,	       /* jalr x0, rs1 = link */
-	RV_SWAP,       /* coroutine swap: pop then push */
+	RV_OTHER = 0, /* no control transfer (fall through only) */
+	RV_BRANCH,    /* conditional branch: fall through or pc + imm */
+	RV_JUMP,      /* jal x0 / c.j: pc + imm, no link */
+	RV_JUMP_IND,  /* jalr without link semantics: tail call or switch table */
+	RV_CALL,      /* jal with link rd */
+	RV_CALL_IND,  /* jalr / c.jalr with link rd */
+	RV_RET,	      /* jalr x0, rs1 = link */
+	RV_SWAP,      /* coroutine swap: pop then push */
 	RV_ECALL,
 	RV_EBREAK,
-	RV_XRET,       /* sret, mret, uret (and dret) */
+	RV_XRET, /* sret, mret, uret (and dret) */
 	RV_WFI,
-	RV_CSR,	       /* csrr* / csrw*; csr field set */
+	RV_CSR, /* csrr* / csrw*; csr field set */
 	RV_FENCE_I,
-	RV_INVALID,    /* not a valid encoding (or an extension we do not know) */
+	RV_INVALID, /* not a valid encoding (or an extension we do not know) */
 };
 
 struct rv_insn {
-	uint8_t len;   /* 2 or 4 */
-	uint8_t kind;  /* enum rv_kind */
-	uint8_t rd, rs1;
-	uint16_t csr;  /* RV_CSR: CSR number; RV_XRET: 0x102 sret, 0x302 mret, 0x002 uret */
-	int32_t imm;   /* branch/jal offset (pc-relative), jalr immediate */
+	uint8_t len;	 /* 2 or 4 */
+	uint8_t kind;	 /* enum rv_kind */
+	uint8_t rd, rs1; /* jal/jalr forms (c.jr: rd 0; c.jalr: rd 1); branches: rs1, rd 0 */
+	uint16_t csr;	 /* RV_CSR: CSR number; RV_XRET: 0x102 sret, 0x302 mret, 0x002 uret */
+	int32_t imm;	 /* branch/jal offset (pc-relative), jalr immediate */
 };
 
 /* Length in bytes (2 or 4) of the instruction whose low halfword is lo.
@@ -53,8 +61,9 @@ static inline unsigned rv_insn_len(uint32_t lo)
 	return (lo & 3) == 3 ? 4 : 2;
 }
 
-/* Decodes bits (a 16-bit encoding in the low half, or 32 bits). Always fills
- * *out; returns out->len, or 0 for RV_INVALID. */
+/* Decodes bits (a 16-bit encoding in the low half, or 32 bits; the upper
+ * half is ignored when the low two bits say 16). Always fills *out (fields a
+ * kind does not use are 0); returns out->len, or 0 for RV_INVALID. */
 unsigned rv_decode(uint32_t bits, struct rv_insn *out);
 
 /* Direct target of RV_BRANCH / RV_JUMP / RV_CALL at pc. */

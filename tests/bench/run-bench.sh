@@ -1,0 +1,121 @@
+#!/bin/sh
+# run-bench.sh: throughput of `oobprof fold` on a real trace of >= 200 M
+# instructions, per input format, beside the cost of just reading the bytes.
+# Run by `make bench` (OOB_SRCDIR, OOB_BUILDDIR set). Prints figures; never
+# passes or fails on timing.
+#
+# The workload is tests/fixtures/progs/mixed.c (bytecode interpreter, hash
+# table over malloc, merge sort and qsort, run-length coding: many calls of
+# every kind) run for BENCH_ROUNDS rounds under qemu-riscv64 with the tracing
+# plugin. Everything is cached in $OOB_BUILDDIR/tests/gen/bench/ and redone
+# only when the program, the plugin or BENCH_ROUNDS change. Disk: about 16
+# bytes per instruction for the plain tracerv-bin copy (3.6 GB at the default
+# size), a fraction of that for the others.
+set -u
+: "${OOB_SRCDIR:?}" "${OOB_BUILDDIR:?}"
+ROUNDS=${BENCH_ROUNDS:-600}
+gen=$OOB_BUILDDIR/tests/gen
+dir=$gen/bench
+cli=$OOB_BUILDDIR/oobprof
+prog=$gen/progs/mixed
+plugin=$gen/progs/oobtrace.so
+
+sh "$OOB_SRCDIR/tests/tools/gen-programs.sh" "$gen" || exit 1
+for f in "$cli" "$prog" "$plugin"; do
+	if [ ! -e "$f" ]; then
+		echo "bench: $f is missing; nothing to measure"
+		exit 0
+	fi
+done
+mkdir -p "$dir" || exit 1
+
+# is_stale TARGET FILE...: TARGET missing or older than a FILE.
+is_stale() {
+	t=$1
+	shift
+	[ -e "$t" ] || return 0
+	for f in "$@"; do
+		[ -n "$(find "$f" -newer "$t" 2>/dev/null)" ] && return 0
+	done
+	return 1
+}
+
+# The trace, then its conversions; each step only when its input changed.
+echo "$ROUNDS" >"$dir/rounds.new"
+cmp -s "$dir/rounds.new" "$dir/rounds" || mv "$dir/rounds.new" "$dir/rounds"
+rm -f "$dir/rounds.new"
+if is_stale "$dir/mixed.oobt" "$prog" "$plugin" "$dir/rounds"; then
+	echo "bench: tracing mixed $ROUNDS under qemu-riscv64 (plugin oobtrace)"
+	rm -f "$dir/mixed.oobt" "$dir/mixed.trv" "$dir/mixed.trv.lz4"
+	start=$(date +%s.%N)
+	env -i qemu-riscv64 -plugin "$plugin,out=$dir/mixed.oobt" "$prog" "$ROUNDS" >"$dir/mixed.out" ||
+		exit 1
+	end=$(date +%s.%N)
+	echo "bench: traced in $(echo "$start $end" | awk '{ printf "%.1f", $2 - $1 }') s"
+fi
+if is_stale "$dir/mixed.trv" "$dir/mixed.oobt"; then
+	"$cli" convert --to tracerv-bin "$dir/mixed.oobt" -o "$dir/mixed.trv" || exit 1
+fi
+if is_stale "$dir/mixed.trv.lz4" "$dir/mixed.trv"; then
+	# oobprof convert writes the LZ4 frame itself when it has the option;
+	# the lz4 tool makes the same kind of file otherwise.
+	"$cli" convert --to tracerv-bin --lz4 "$dir/mixed.oobt" -o "$dir/mixed.trv.lz4" 2>/dev/null ||
+		lz4 -q -f "$dir/mixed.trv" "$dir/mixed.trv.lz4" || exit 1
+fi
+
+insns=$("$cli" stats "$dir/mixed.oobt" 2>/dev/null | awk -F': *' '$1 == "instructions" { print $2 }')
+insns=${insns:-$((($(wc -c <"$dir/mixed.trv") - $(head -n 1 "$dir/mixed.trv" | wc -c)) / 16))}
+
+# measure CMD...: prints "<wall seconds> <peak RSS kB>" of one run, output discarded.
+if [ -x /usr/bin/time ]; then
+	measure() {
+		/usr/bin/time -f '%e %M' -o "$dir/time.txt" "$@" >/dev/null 2>"$dir/err.txt" ||
+			echo "bench: failed: $* ($(head -c 200 "$dir/err.txt"))" >&2
+		cat "$dir/time.txt"
+	}
+else
+	measure() {
+		start=$(date +%s.%N)
+		"$@" >/dev/null 2>"$dir/err.txt" &
+		pid=$!
+		peak=0
+		while kill -0 "$pid" 2>/dev/null; do
+			v=$(awk '/^VmHWM/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
+			[ -n "$v" ] && peak=$v
+			sleep 0.05
+		done
+		wait "$pid"
+		end=$(date +%s.%N)
+		echo "$(echo "$start $end" | awk '{ printf "%.2f", $2 - $1 }') $peak"
+	}
+fi
+
+mips() { # SECONDS -> M instructions/s
+	echo "$insns $1" | awk '{ if ($2 > 0) printf "%.1f", $1 / $2 / 1e6; else print "-" }'
+}
+
+size_mb() {
+	echo "$(($(wc -c <"$1") / 1048576))"
+}
+
+echo
+if nm "$cli" 2>/dev/null | grep -q '__asan_init'; then
+	echo "bench: note: $cli is built with sanitizers; configure without them for real figures"
+fi
+echo "bench: workload mixed.c x $ROUNDS rounds, $insns instructions"
+printf '%-16s %9s %9s %10s %10s %12s %12s\n' format "size MB" "fold s" "fold M/s" "peak RSS" "lz4 -d s" "cat s"
+for f in mixed.trv mixed.trv.lz4 mixed.oobt; do
+	t=$dir/$f
+	set -- $(measure "$cli" fold --elf "$prog" "$t")
+	fold_s=$1 rss=$2
+	cat_s=$(measure cat "$t" | cut -d' ' -f1)
+	case $f in
+	mixed.trv) lz_s=- name=tracerv-bin ;;
+	mixed.trv.lz4) lz_s=$(measure lz4 -d -c "$t" | cut -d' ' -f1) name=tracerv-bin.lz4 ;;
+	*) lz_s=- name=oobt ;;
+	esac
+	printf '%-16s %9s %9s %10s %8s kB %10s %12s\n' "$name" "$(size_mb "$t")" "$fold_s" \
+		"$(mips "$fold_s")" "$rss" "$lz_s" "$cat_s"
+done
+echo "(fold: oobprof fold --elf mixed TRACE > /dev/null; lz4 -d s: lz4 -d -c TRACE > /dev/null;"
+echo " cat s: cat TRACE > /dev/null, the file cache warm after the fold)"

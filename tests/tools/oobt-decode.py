@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""An independent decoder of oobt traces, written from core/FORMAT.md alone.
+
+  oobt-decode.py TRACE   prints "0x<pc> 0x<insn>" per record (insn as 4 hex
+                         digits for a compressed instruction, else 8), the
+                         same lines as the QEMU plugin's text=FILE output
+
+It shares no code with core/oobt.c: it checks that the C writer follows the
+written format. Needs python3 and the lz4 command (for the LZ4-framed body).
+Exit status 2 with a message on malformed input.
+"""
+import struct
+import subprocess
+import sys
+
+MAGIC = b"\x89OOBT\r\n\x1a"
+
+
+def die(msg):
+    sys.stderr.write("oobt-decode.py: %s\n" % msg)
+    sys.exit(2)
+
+
+class Body:
+    def __init__(self, b):
+        self.b, self.i = b, 0
+
+    def u8(self):
+        if self.i >= len(self.b):
+            die("truncated body at byte %d" % self.i)
+        self.i += 1
+        return self.b[self.i - 1]
+
+    def fixed(self, n):
+        if self.i + n > len(self.b):
+            die("truncated body at byte %d" % self.i)
+        v = int.from_bytes(self.b[self.i:self.i + n], "little")
+        self.i += n
+        return v
+
+    def varint(self):
+        v = 0
+        for k in range(10):
+            c = self.u8()
+            v |= (c & 0x7F) << (7 * k)
+            if not c & 0x80:
+                return v & (2**64 - 1)
+        die("varint longer than 10 bytes at byte %d" % self.i)
+
+    def zz(self):
+        v = self.varint()
+        return (v >> 1) ^ -(v & 1)
+
+
+def main():
+    if len(sys.argv) != 2:
+        die("usage: oobt-decode.py TRACE")
+    data = open(sys.argv[1], "rb").read()
+    if len(data) < 48 or data[:8] != MAGIC:
+        die("%s: not an oobt file" % sys.argv[1])
+    ver, hsize, fields = struct.unpack_from("<HHI", data, 8)
+    comp, k = data[32], data[33]
+    if ver != 1 or hsize < 48 or not 8 <= k <= 24:
+        die("unsupported header: version %d, size %d, icache %d" % (ver, hsize, k))
+    body = data[hsize:]
+    if comp == 1:
+        p = subprocess.run(["lz4", "-d", "-c"], input=body, capture_output=True)
+        if p.returncode != 0:
+            die("lz4 -d: %s" % p.stderr.decode().strip())
+        body = p.stdout
+    b = Body(body)
+    icache, mask = [0] * (1 << k), (1 << k) - 1
+    pcs, pending, n, out = {0: 0}, None, 0, []
+    hart, has_insn, has_cycle = 0, fields & 2, fields & 1
+    M = 2**64 - 1
+
+    def record(pc, first):
+        nonlocal pending, n
+        pcs[hart] = pc
+        if has_insn:
+            if first and pending is not None:
+                icache[(pc >> 1) & mask] = pending
+            ins = icache[(pc >> 1) & mask]
+            out.append("0x%x 0x%0*x\n" % (pc, 8 if ins & 3 == 3 else 4, ins))
+        else:
+            out.append("0x%x\n" % pc)
+        n += 1
+
+    while True:
+        op = b.u8()
+        recs = 0
+        if op == 0:
+            die("invalid opcode 00 at byte %d" % (b.i - 1))
+        elif op == 1:
+            pass
+        elif op < 0x80:
+            steps = op.bit_length() - 1
+            for i in range(steps):
+                record((pcs[hart] + (4 if op >> i & 1 else 2)) & M, i == 0)
+            recs = steps
+        elif op < 0xC0:
+            record((pcs[hart] + 2 * ((op & 0x3F) - 32)) & M, True)
+            recs = 1
+        elif op == 0xC0:
+            record((pcs[hart] + b.zz()) & M, True)
+            recs = 1
+        elif op in (0xC1, 0xC2):
+            pending = b.fixed(2 if op == 0xC1 else 4)
+            continue
+        elif op == 0xC3:
+            hart = b.varint()
+            pcs.setdefault(hart, 0)
+        elif 0xC4 <= op <= 0xC7:
+            pass
+        elif op in (0xD0, 0xD1):
+            b.u8(), b.zz()
+        elif op == 0xD2:
+            b.varint(), b.zz()
+        elif op in (0xD3, 0xD4):
+            b.u8(), b.zz(), b.zz()
+        elif op == 0xD5:
+            b.zz(), b.zz()
+        elif op == 0xD6:
+            b.i += b.varint()
+        elif op == 0xD7:
+            b.u8(), b.u8(), b.varint(), b.zz(), b.zz()
+        elif op == 0xFF:
+            total = b.varint()
+            if total != n:
+                die("END says %d records, decoded %d" % (total, n))
+            if b.i != len(body):
+                die("%d bytes after END" % (len(body) - b.i))
+            break
+        else:
+            die("invalid opcode %02x at byte %d" % (op, b.i - 1))
+        if recs:
+            pending = None
+            if has_cycle:
+                for _ in range(recs):
+                    b.zz()
+    sys.stdout.write("".join(out))
+
+
+if __name__ == "__main__":
+    main()

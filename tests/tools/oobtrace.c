@@ -1,0 +1,339 @@
+/*
+ * oobtrace: a QEMU TCG plugin (API v1, QEMU 7.2 as Debian ships it) that
+ * records every executed guest instruction.
+ *
+ *   qemu-riscv64 -plugin ./oobtrace.so,out=F.oobt,hist=F.hist,text=F.txt prog
+ *
+ *   out=FILE   oobprof's native trace (pc + instruction bits), written through
+ *              core/trace_write.h
+ *   hist=FILE  "0x<pc> <count>" per executed pc, sorted by pc. Counted here,
+ *              straight from QEMU's callbacks, with no oobprof code involved:
+ *              it is the ground truth the tests compare oobprof against.
+ *   text=FILE  "0x<pc> 0x<insn>" per executed instruction (small programs only)
+ *
+ * Debian ships no qemu-plugin.h, so the few API v1 declarations we use are
+ * repeated below; their layout is QEMU 7.2's include/qemu/qemu-plugin.h.
+ *
+ * Instructions are recorded by a per-instruction execution callback, not per
+ * translation block: a block that stops early (a fault) would otherwise
+ * report instructions that never ran. The callback gets a pointer to a site
+ * (pc, bits, count) made once at translation time, so the per-instruction
+ * work is a counter increment and two stores into the current batch.
+ *
+ * The histogram path (sites, counts, hist=) uses plain libc and no oobprof
+ * code, so that the ground truth cannot inherit an oobprof bug; only out=
+ * goes through core/trace_write.c.
+ *
+ * Only single-threaded guests: QEMU runs each guest thread on its own vCPU
+ * and the plugin keeps one stream. A second vCPU makes the plugin discard the
+ * oobt output and say so at exit.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oob_err.h"
+#include "oob_log.h"
+#include "trace.h"
+#include "trace_write.h"
+
+/* ---- QEMU plugin API v1 (QEMU 7.2) ---- */
+typedef uint64_t qemu_plugin_id_t;
+struct qemu_plugin_tb;
+struct qemu_plugin_insn;
+enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS };
+typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
+typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index, void *userdata);
+typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
+
+void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_tb_trans_cb_t cb);
+size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
+struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
+const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
+size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
+uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
+void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
+					    qemu_plugin_vcpu_udata_cb_t cb,
+					    enum qemu_plugin_cb_flags flags, void *userdata);
+void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata);
+
+#define OOBTRACE_EXPORT __attribute__((visibility("default")))
+
+OOBTRACE_EXPORT int qemu_plugin_version = 1;
+
+/* One executed instruction site. The same pc may be translated again (after a
+ * TB flush) and may hold different bits over time (code loaded over unmapped
+ * code): a site is one (pc, bits) pair. Sites live in chunks that never move:
+ * QEMU keeps a pointer to each in the translated code. */
+struct site {
+	uint64_t pc;
+	uint32_t insn;
+	uint64_t count;
+};
+
+#define SITE_CHUNK 4096
+struct site_chunk {
+	struct site_chunk *next;
+	size_t used;
+	struct site s[SITE_CHUNK];
+};
+
+static struct {
+	struct site_chunk *chunks;
+	struct site **tab; /* open addressing on (pc, insn), power-of-two size */
+	size_t tab_cap, nsites;
+
+	struct trace_writer *w;
+	uint64_t pc[TRACE_BATCH_MAX];
+	uint32_t insn[TRACE_BATCH_MAX];
+	struct trace_batch batch;
+	int failed; /* the oobt output is abandoned */
+
+	FILE *text;
+	FILE *hist; /* opened at start so that a bad path fails before the run */
+	uint64_t total;
+	int other_vcpu;
+} g;
+
+/* Out of memory inside QEMU's callbacks: nothing sensible is left to do. */
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+	if (!p) {
+		fprintf(stderr, "oobtrace: out of memory\n");
+		abort();
+	}
+	return p;
+}
+
+static size_t site_slot(uint64_t pc, uint32_t insn)
+{
+	uint64_t h = (pc ^ ((uint64_t)insn << 32)) * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 20) & (g.tab_cap - 1);
+}
+
+static void sites_grow(void)
+{
+	struct site **old = g.tab;
+	size_t old_cap = g.tab_cap;
+
+	g.tab_cap = old_cap ? old_cap * 2 : 1u << 14;
+	g.tab = xcalloc(g.tab_cap, sizeof(*g.tab));
+	for (size_t i = 0; i < old_cap; i++) {
+		if (!old[i])
+			continue;
+		size_t j = site_slot(old[i]->pc, old[i]->insn);
+		while (g.tab[j])
+			j = (j + 1) & (g.tab_cap - 1);
+		g.tab[j] = old[i];
+	}
+	free(old);
+}
+
+static struct site *site_get(uint64_t pc, uint32_t insn)
+{
+	if (2 * (g.nsites + 1) > g.tab_cap)
+		sites_grow();
+	size_t j = site_slot(pc, insn);
+	for (; g.tab[j]; j = (j + 1) & (g.tab_cap - 1))
+		if (g.tab[j]->pc == pc && g.tab[j]->insn == insn)
+			return g.tab[j];
+	if (!g.chunks || g.chunks->used == SITE_CHUNK) {
+		struct site_chunk *c = xcalloc(1, sizeof(*c));
+		c->next = g.chunks;
+		g.chunks = c;
+	}
+	struct site *s = &g.chunks->s[g.chunks->used++];
+	s->pc = pc;
+	s->insn = insn;
+	g.tab[j] = s;
+	g.nsites++;
+	return s;
+}
+
+static void batch_flush(void)
+{
+	struct oob_err err;
+
+	if (g.batch.n == 0)
+		return;
+	if (!g.failed && trace_writer_put(g.w, &g.batch, &err) < 0) {
+		OOB_ERROR("oobtrace: %s", err.msg);
+		g.failed = 1;
+	}
+	g.batch.seq += g.batch.n;
+	g.batch.n = 0;
+}
+
+static void on_exec(unsigned int vcpu, void *userdata)
+{
+	struct site *s = userdata;
+
+	s->count++;
+	g.total++;
+	if (vcpu != 0)
+		g.other_vcpu = 1;
+	if (g.text)
+		fprintf(g.text,
+			(s->insn & 3) == 3 ? "0x%" PRIx64 " 0x%08" PRIx32 "\n"
+					   : "0x%" PRIx64 " 0x%04" PRIx32 "\n",
+			s->pc, s->insn);
+	if (g.w) {
+		g.pc[g.batch.n] = s->pc;
+		g.insn[g.batch.n] = s->insn;
+		if (++g.batch.n == TRACE_BATCH_MAX)
+			batch_flush();
+	}
+}
+
+static uint32_t insn_bits(const struct qemu_plugin_insn *insn)
+{
+	const uint8_t *p = qemu_plugin_insn_data(insn);
+	size_t n = qemu_plugin_insn_size(insn);
+	uint32_t v = 0;
+
+	for (size_t i = 0; i < n && i < 4; i++)
+		v |= (uint32_t)p[i] << (8 * i);
+	return v;
+}
+
+static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb);
+
+	(void)id;
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		struct site *s = site_get(qemu_plugin_insn_vaddr(insn), insn_bits(insn));
+		qemu_plugin_register_vcpu_insn_exec_cb(insn, on_exec, QEMU_PLUGIN_CB_NO_REGS, s);
+	}
+}
+
+static int site_cmp(const void *pa, const void *pb)
+{
+	const struct site *a = *(struct site *const *)pa, *b = *(struct site *const *)pb;
+	return (a->pc > b->pc) - (a->pc < b->pc);
+}
+
+/* Sites of one pc are adjacent after sorting; their counts add up. */
+static int hist_write(FILE *f)
+{
+	struct site **v = xcalloc(g.nsites + 1, sizeof(*v));
+	size_t n = 0;
+	int rc;
+
+	for (size_t i = 0; i < g.tab_cap; i++)
+		if (g.tab[i] && g.tab[i]->count)
+			v[n++] = g.tab[i];
+	qsort(v, n, sizeof(*v), site_cmp);
+	for (size_t i = 0; i < n;) {
+		uint64_t pc = v[i]->pc, c = 0;
+		for (; i < n && v[i]->pc == pc; i++)
+			c += v[i]->count;
+		fprintf(f, "0x%" PRIx64 " %" PRIu64 "\n", pc, c);
+	}
+	rc = fclose(f) == 0 ? 0 : -1;
+	if (rc < 0)
+		OOB_ERROR("oobtrace: hist output: %s", strerror(errno));
+	free(v);
+	return rc;
+}
+
+static void on_exit_cb(qemu_plugin_id_t id, void *userdata)
+{
+	struct oob_err err;
+
+	(void)id;
+	(void)userdata;
+	if (g.other_vcpu)
+		OOB_ERROR("oobtrace: the guest ran more than one vCPU (thread); "
+			  "outputs mix their instructions and the oobt trace is discarded");
+	if (g.w) {
+		batch_flush();
+		if (g.failed || g.other_vcpu)
+			trace_writer_abort(g.w);
+		else if (trace_writer_close(g.w, &err) < 0)
+			OOB_ERROR("oobtrace: %s", err.msg);
+		g.w = NULL;
+	}
+	if (g.text && fclose(g.text) != 0)
+		OOB_ERROR("oobtrace: text output: %s", strerror(errno));
+	g.text = NULL;
+	if (g.hist)
+		hist_write(g.hist);
+	OOB_INFO("oobtrace: %" PRIu64 " instructions, %zu sites", g.total, g.nsites);
+	free(g.tab);
+	while (g.chunks) {
+		struct site_chunk *c = g.chunks;
+		g.chunks = c->next;
+		free(c);
+	}
+	memset(&g, 0, sizeof(g));
+}
+
+static FILE *open_text(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		OOB_ERROR("oobtrace: %s: %s", path, strerror(errno));
+	else
+		setvbuf(f, NULL, _IOFBF, 1 << 20);
+	return f;
+}
+
+static int open_outputs(const char *out, const char *text, const char *hist)
+{
+	struct oob_err err;
+
+	if (out) {
+		struct trace_write_opts o = {.format = TRACE_FMT_OOBT, .fields = TRACE_F_INSN};
+		g.w = trace_writer_open(out, &o, &err);
+		if (!g.w) {
+			OOB_ERROR("oobtrace: %s", err.msg);
+			return -1;
+		}
+		g.batch.pc = g.pc;
+		g.batch.insn = g.insn;
+	}
+	if (text && !(g.text = open_text(text)))
+		return -1;
+	if (hist && !(g.hist = open_text(hist)))
+		return -1;
+	return 0;
+}
+
+OOBTRACE_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const void *info, int argc,
+					char **argv)
+{
+	const char *out = NULL, *text = NULL, *hist = NULL;
+
+	(void)info;
+	for (int i = 0; i < argc; i++) {
+		if (strncmp(argv[i], "out=", 4) == 0) {
+			out = argv[i] + 4;
+		} else if (strncmp(argv[i], "hist=", 5) == 0) {
+			hist = argv[i] + 5;
+		} else if (strncmp(argv[i], "text=", 5) == 0) {
+			text = argv[i] + 5;
+		} else {
+			OOB_ERROR("oobtrace: unknown argument '%s' (expected out=, hist=, text=)",
+				  argv[i]);
+			return -1;
+		}
+	}
+	if (open_outputs(out, text, hist) < 0) {
+		if (g.w)
+			trace_writer_abort(g.w);
+		if (g.text)
+			fclose(g.text);
+		if (g.hist)
+			fclose(g.hist);
+		memset(&g, 0, sizeof(g));
+		return -1;
+	}
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
+	qemu_plugin_register_atexit_cb(id, on_exit_cb, NULL);
+	return 0;
+}

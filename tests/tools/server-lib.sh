@@ -1,0 +1,117 @@
+# server-lib.sh: shared by tests/integration/test_server_*.sh (sourced, POSIX
+# sh). Starts the real oobprofd on 127.0.0.1 with a kernel-chosen port
+# (--listen 127.0.0.1:0 --port-file) and a data folder of the test's own,
+# and provides small helpers. The caller sets T (the test's name) first.
+: "${OOB_SRCDIR:?}" "${OOB_BUILDDIR:?}"
+OOBPROFD=${OOBPROFD:-$OOB_BUILDDIR/oobprofd}
+GEN=$OOB_BUILDDIR/tests/gen
+SHARED=${OOB_SHARED:-$OOB_SRCDIR/../shared}
+SRV_PID=
+SRV_URL=
+
+pass() { echo "PASS: $T: $1"; }
+fail() { echo "FAIL: $T: $1: $2"; }
+skip() { echo "SKIP: $T: $1: $2"; }
+
+# srv_start DATA_DIR [flags...]: starts the server, sets SRV_PID and SRV_URL.
+# Returns 1 (after printing why) if it does not come up within 20 s.
+srv_start() {
+	_d=$1
+	shift
+	mkdir -p "$_d"
+	rm -f "$_d.port"
+	"$OOBPROFD" --listen 127.0.0.1:0 --port-file "$_d.port" --data "$_d" --log-level info \
+		"$@" >>"$_d.log" 2>&1 &
+	SRV_PID=$!
+	_i=0
+	while [ ! -s "$_d.port" ]; do
+		_i=$((_i + 1))
+		if [ $_i -gt 200 ] || ! kill -0 "$SRV_PID" 2>/dev/null; then
+			echo "server did not start: $(tail -n 3 "$_d.log")" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+	SRV_URL="http://127.0.0.1:$(cat "$_d.port")"
+	return 0
+}
+
+# srv_stop: SIGTERM and wait; returns the server's exit status (sanitizer
+# reports, leaks included, make it non-zero).
+srv_stop() {
+	[ -n "$SRV_PID" ] || return 0
+	kill -TERM "$SRV_PID" 2>/dev/null
+	wait "$SRV_PID"
+	_rc=$?
+	SRV_PID=
+	return $_rc
+}
+
+# srv_kill9: the crash.
+srv_kill9() {
+	[ -n "$SRV_PID" ] || return 0
+	kill -KILL "$SRV_PID" 2>/dev/null
+	wait "$SRV_PID" 2>/dev/null
+	SRV_PID=
+}
+
+# jq_py FILE EXPR: evaluates a Python expression over the JSON in FILE (as j).
+jq_py() {
+	python3 -c 'import json,sys
+j = json.load(open(sys.argv[1]))
+v = eval(sys.argv[2])
+print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)' "$1" "$2"
+}
+
+# http METHOD URL OUTFILE [curl args...]: prints the status code.
+http() {
+	_m=$1 _u=$2 _o=$3
+	shift 3
+	curl -s -o "$_o" -w '%{http_code}' -X "$_m" "$@" "$_u"
+}
+
+# wait_job ID [seconds]: waits until the job leaves queued/running; prints
+# its final state.
+wait_job() {
+	_n=0
+	_max=$((${2:-120} * 10))
+	while :; do
+		curl -s "$SRV_URL/api/v1/jobs/$1" >"$W/job.json"
+		_s=$(jq_py "$W/job.json" 'j.get("state")')
+		case $_s in
+		queued | running) ;;
+		*)
+			echo "$_s"
+			return 0
+			;;
+		esac
+		_n=$((_n + 1))
+		[ $_n -gt $_max ] && {
+			echo "timeout($_s)"
+			return 1
+		}
+		sleep 0.1
+	done
+}
+
+# pick_inputs: sets TRACE and ELF (and ELF2, maybe empty) to a real trace and
+# its binary: a generated program (tests/gen/progs/mixed) when present, else
+# the first 250,000 lines of the Spike fixture with /init. Returns 1 if none.
+pick_inputs() {
+	ELF2=
+	if [ -s "$GEN/progs/mixed.oobt" ] && [ -s "$GEN/progs/mixed" ]; then
+		TRACE=$GEN/progs/mixed.oobt
+		ELF=$GEN/progs/mixed
+		INPUTS=mixed
+		return 0
+	fi
+	if [ -s "$SHARED/fixtures/spike/linux-init.commits.log.xz" ]; then
+		TRACE=$W/spike250k.log
+		[ -s "$TRACE" ] || xz -dc "$SHARED/fixtures/spike/linux-init.commits.log.xz" |
+			head -n 250000 >"$TRACE"
+		ELF=$SHARED/fixtures/spike/init
+		INPUTS=spike
+		return 0
+	fi
+	return 1
+}
