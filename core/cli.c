@@ -37,7 +37,7 @@ struct cli {
 
 static void usage(FILE *f)
 {
-	fputs("usage: oobprof fold|top|stats [options] TRACE...\n"
+	fputs("usage: oobprof fold|top|stats|processes [options] TRACE...\n"
 	      "       oobprof convert --to oobt|tracerv-bin TRACE -o OUT\n"
 	      "options:\n"
 	      "  --format F            trace format (auto, tracerv-bin, tracerv-text, fireperf,\n"
@@ -349,6 +349,44 @@ static int cmd_stats(struct cli *c, int argc, char **argv)
 	return fflush(stdout) ? 1 : 0;
 }
 
+static json_t *process_json(const struct profile *p, const struct profile_process *pr)
+{
+	json_t *execs = json_array(), *children = json_array();
+	for (size_t e = 0; e < pr->nexecs; e++)
+		json_array_append_new(execs, json_pack("{s:s, s:I}", "path", pr->execs[e].path,
+						       "cycle", (json_int_t)pr->execs[e].when));
+	for (size_t k = 0; k < profile_nprocesses(p); k++) {
+		const struct profile_process *c = profile_process(p, k);
+		if (pr->pid >= 0 && c->ppid == pr->pid)
+			json_array_append_new(children, json_integer(c->pid));
+	}
+	return json_pack("{s:I, s:I, s:s, s:o, s:I, s:I, s:{s:I, s:I}, s:{s:I, s:I}, s:o}", "pid",
+			 (json_int_t)pr->pid, "ppid", (json_int_t)pr->ppid, "comm", pr->comm,
+			 "exec", execs, "start_cycle", (json_int_t)pr->start, "end_cycle",
+			 (json_int_t)pr->end, "instructions", "user", (json_int_t)pr->insns_user,
+			 "kernel", (json_int_t)pr->insns_kernel, "cycles", "user",
+			 (json_int_t)pr->cycles_user, "kernel", (json_int_t)pr->cycles_kernel,
+			 "children", children);
+}
+
+static int cmd_processes(struct cli *c, int argc, char **argv)
+{
+	struct profile *p = reconstruct(c, argc, argv);
+	if (!p)
+		return 1;
+	json_t *arr = json_array();
+	for (size_t k = 0; k < profile_nprocesses(p); k++)
+		json_array_append_new(arr, process_json(p, profile_process(p, k)));
+	json_t *root = json_pack("{s:o, s:I, s:s?}", "processes", arr, "switches",
+				 (json_int_t)profile_switches(p), "source",
+				 profile_process_source(p));
+	int rc = json_dumpf(root, stdout, JSON_INDENT(1)) < 0 ? -EIO : 0;
+	putchar('\n');
+	json_decref(root);
+	profile_free(p);
+	return rc < 0 || fflush(stdout) ? 1 : 0;
+}
+
 static int convert(const char *in, const struct cli *c, struct oob_err *err)
 {
 	struct trace_reader *r = trace_open(in, &c->ro.trace, err);
@@ -387,7 +425,8 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		int (*fn)(struct cli *, int, char **);
-	} cmds[] = {{"fold", cmd_fold}, {"top", cmd_top}, {"stats", cmd_stats},
+	} cmds[] = {{"fold", cmd_fold},	  {"top", cmd_top},
+		    {"stats", cmd_stats}, {"processes", cmd_processes},
 		    {"convert", cmd_convert}};
 	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO};
 	if (argc < 2) {

@@ -5,16 +5,29 @@
 
 #include "oob_mem.h"
 
+void code_chains_init(struct code_chains *c)
+{
+	memset(c, 0, sizeof(*c));
+	oob_map_init(&c->index, 64);
+}
+
+void code_chains_destroy(struct code_chains *c)
+{
+	oob_map_destroy(&c->index);
+	free(c->v);
+	memset(c, 0, sizeof(*c));
+}
+
 void code_space_init(struct code_space *cs, unsigned id, const struct sym_space *syms,
-		     struct frame_table *frames)
+		     struct frame_table *frames, struct code_chains *chains)
 {
 	memset(cs, 0, sizeof(*cs));
 	cs->id = id;
 	cs->syms = syms;
 	cs->frames = frames;
+	cs->chains = chains;
 	oob_map_init(&cs->bits, 4096);
 	oob_map_init(&cs->blocks, 4096);
-	oob_map_init(&cs->chain_index, 64);
 	cs->arena = oob_arena_new();
 }
 
@@ -22,8 +35,6 @@ void code_space_destroy(struct code_space *cs)
 {
 	oob_map_destroy(&cs->bits);
 	oob_map_destroy(&cs->blocks);
-	oob_map_destroy(&cs->chain_index);
-	free(cs->chains);
 	oob_arena_free(cs->arena);
 	memset(cs, 0, sizeof(*cs));
 }
@@ -102,18 +113,19 @@ static uint32_t chain_intern(struct code_space *cs, const struct code_chain *c)
 	for (uint32_t k = 0; k < c->n; k++)
 		h = (h ^ c->frames[k]) * 0x100000001b3ull;
 	h &= ~(1ull << 63);
+	struct code_chains *t = cs->chains;
 	int inserted;
-	uint64_t *slot = oob_map_put(&cs->chain_index, h, &inserted);
+	uint64_t *slot = oob_map_put(&t->index, h, &inserted);
 	uint32_t first = inserted ? 0 : (uint32_t)*slot;
-	for (uint32_t id = first; id; id = cs->chains[id - 1].next)
-		if (cs->chains[id - 1].n == c->n &&
-		    memcmp(cs->chains[id - 1].frames, c->frames, c->n * sizeof(c->frames[0])) == 0)
+	for (uint32_t id = first; id; id = t->v[id - 1].next)
+		if (t->v[id - 1].n == c->n &&
+		    memcmp(t->v[id - 1].frames, c->frames, c->n * sizeof(c->frames[0])) == 0)
 			return id;
-	oob_xgrow((void **)&cs->chains, &cs->cap_chains, cs->nchains + 1, sizeof(*cs->chains));
-	cs->chains[cs->nchains] = *c;
-	cs->chains[cs->nchains].next = first;
-	*slot = ++cs->nchains;
-	return (uint32_t)cs->nchains;
+	oob_xgrow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v));
+	t->v[t->n] = *c;
+	t->v[t->n].next = first;
+	*slot = ++t->n;
+	return (uint32_t)t->n;
 }
 
 /* Interned DWARF inline chain at pc (0 when not inlined code). */
@@ -172,6 +184,7 @@ struct code_block *code_block_build(struct code_space *cs, uint64_t pc)
 		    (tmp.end == CODE_END_CTI &&
 		     (tmp.last.kind == RV_BRANCH || tmp.last.kind == RV_JUMP));
 	tmp.gen = cs->gen;
+	tmp.owner = cs;
 	struct code_block *b = oob_arena_alloc(cs->arena, sizeof(*b) + tmp.n * sizeof(off[0]));
 	*b = tmp;
 	memcpy(b->off, off, tmp.n * sizeof(off[0]));
@@ -180,10 +193,10 @@ struct code_block *code_block_build(struct code_space *cs, uint64_t pc)
 	return b;
 }
 
-uint32_t code_frame_at(struct code_space *cs, const struct code_block *b)
+uint32_t code_frame_at(const struct code_block *b)
 {
 	if (b->func != FRAME_NONE)
 		return b->func;
-	return frame_func(cs->frames, cs->id, b->start,
+	return frame_func(b->owner->frames, b->owner->id, b->start,
 			  b->kernel ? PROFILE_FRAME_KERNEL : PROFILE_FRAME_USER);
 }

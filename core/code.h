@@ -43,6 +43,7 @@ struct code_block {
 	uint64_t entry;	      /* run-time entry of the containing function, 0 if none */
 	uint32_t func;	      /* frame of the containing function, or FRAME_NONE */
 	const struct sym_mapping *map; /* binary mapped there, or NULL */
+	struct code_space *owner;      /* the space the block belongs to */
 	uint32_t n;	      /* instructions */
 	uint32_t gen;	      /* code generation the block was built in */
 	uint32_t inl;	      /* inline chain of every instruction (0 = none, or inline off) */
@@ -68,11 +69,12 @@ struct code_space {
 	uint32_t gen;
 	uint64_t nblocks;
 	/* With inline frames on, blocks also end where the DWARF inline chain
-	 * changes, and chains are interned here (id = index + 1). */
+	 * changes; chains are interned in a table shared by all spaces. */
 	int inline_mode;
-	struct code_chain *chains;
-	size_t nchains, cap_chains;
-	struct oob_map chain_index; /* hash of the frame list -> first id */
+	struct code_chains *chains; /* borrowed */
+	/* The user program this space holds (process mode: exec picks the space
+	 * by this binary's name), or NULL. */
+	const struct sym_binary *main_binary;
 };
 
 #define CODE_CHAIN_MAX 8
@@ -84,8 +86,17 @@ struct code_chain {
 	uint32_t next; /* next chain id with the same hash */
 };
 
+struct code_chains {
+	struct code_chain *v; /* id = index + 1 */
+	size_t n, cap;
+	struct oob_map index; /* hash of the frame list -> first id */
+};
+
+void code_chains_init(struct code_chains *c);
+void code_chains_destroy(struct code_chains *c);
+
 void code_space_init(struct code_space *cs, unsigned id, const struct sym_space *syms,
-		     struct frame_table *frames);
+		     struct frame_table *frames, struct code_chains *chains);
 void code_space_destroy(struct code_space *cs);
 
 /* Records the bits that executed at pc (from the trace). */
@@ -111,7 +122,7 @@ static inline struct code_block *code_next(struct code_space *cs, struct code_bl
 {
 	for (int k = 0; k < 2; k++) {
 		struct code_block *s = from->succ[k];
-		if (s && s->start == pc && s->gen == cs->gen)
+		if (s && s->start == pc && s->owner == cs && s->gen == cs->gen)
 			return s;
 	}
 	struct code_block *b = code_block_at(cs, pc);
@@ -123,13 +134,13 @@ static inline struct code_block *code_next(struct code_space *cs, struct code_bl
 }
 
 /* The chain with this id (1-based). */
-static inline const struct code_chain *code_chain_get(const struct code_space *cs, uint32_t id)
+static inline const struct code_chain *code_chain_get(const struct code_chains *c, uint32_t id)
 {
-	return &cs->chains[id - 1];
+	return &c->v[id - 1];
 }
 
 /* Frame of the function containing pc: the block's, else a frame keyed by pc
  * itself (code without symbols is named by the address control arrived at). */
-uint32_t code_frame_at(struct code_space *cs, const struct code_block *b);
+uint32_t code_frame_at(const struct code_block *b);
 
 #endif

@@ -13,6 +13,7 @@ void profile_free(struct profile *p)
 		return;
 	free(p->nodes);
 	free(p->frames);
+	free(p->procs);
 	oob_arena_free(p->arena);
 	free(p);
 }
@@ -45,6 +46,26 @@ const struct profile_stats *profile_stats(const struct profile *p)
 int profile_has_cycles(const struct profile *p)
 {
 	return p->has_cycles;
+}
+
+size_t profile_nprocesses(const struct profile *p)
+{
+	return p->nprocs;
+}
+
+const struct profile_process *profile_process(const struct profile *p, size_t i)
+{
+	return &p->procs[i];
+}
+
+const char *profile_process_source(const struct profile *p)
+{
+	return p->proc_source;
+}
+
+uint64_t profile_switches(const struct profile *p)
+{
+	return p->switches;
 }
 
 static const char *const metric_names[] = {"instructions", "cycles", "calls"};
@@ -84,8 +105,9 @@ static const char *base_name(const char *path)
 }
 
 static void name_function(struct profile *p, struct profile_frame *pf, const struct frame *f,
-			  const struct sym_space *syms)
+			  const struct sym_space *const *spaces, size_t nspaces)
 {
+	const struct sym_space *syms = f->space < nspaces ? spaces[f->space] : NULL;
 	const struct sym_mapping *map = NULL;
 	const struct sym_func *sf = syms ? sym_space_lookup(syms, f->addr, &map) : NULL;
 	char buf[64];
@@ -148,7 +170,7 @@ static void disambiguate(struct profile *p)
 }
 
 static void build_frames(struct profile *p, const struct frame_table *ft,
-			 const struct sym_space *syms)
+			 const struct sym_space *const *spaces, size_t nspaces)
 {
 	p->nframes = ft->n;
 	p->frames = oob_xcalloc(ft->n ? ft->n : 1, sizeof(*p->frames));
@@ -160,7 +182,7 @@ static void build_frames(struct profile *p, const struct frame_table *ft,
 		if (f->name)
 			pf->name = oob_arena_strdup(p->arena, f->name);
 		else
-			name_function(p, pf, f, syms);
+			name_function(p, pf, f, spaces, nspaces);
 		if (pf->file)
 			pf->file = oob_arena_strdup(p->arena, pf->file);
 		if (pf->binary)
@@ -197,16 +219,15 @@ static void build_nodes(struct profile *p, const struct cct *c)
 }
 
 struct profile *profile_build(const struct cct *c, const struct frame_table *ft,
-			      const struct sym_space *syms, const struct profile_stats *st,
-			      int inline_frames)
+			      const struct sym_space *const *spaces, size_t nspaces,
+			      const struct profile_stats *st)
 {
-	(void)inline_frames;
 	struct profile *p = oob_xcalloc(1, sizeof(*p));
 	p->arena = oob_arena_new();
 	p->st = *st;
 	if (st->cycles)
 		p->has_cycles = 1;
-	build_frames(p, ft, syms);
+	build_frames(p, ft, spaces, nspaces);
 	build_nodes(p, c);
 	return p;
 }

@@ -101,6 +101,31 @@ uint64_t profile_node_total(const struct profile_node *n, enum profile_metric m)
  */
 int profile_write_folded(const struct profile *p, FILE *f, enum profile_metric m, int annotate);
 
+/* Processes (tasks) rebuilt out of band; empty when the trace gave no way
+ * to tell them apart. Times are cycles, or instruction indices without. */
+struct profile_exec {
+	const char *path;
+	uint64_t when;
+};
+
+struct profile_process {
+	int64_t pid;  /* -1 if unknown */
+	int64_t ppid; /* -1 if unknown */
+	const char *comm;
+	uint32_t frame; /* its root frame */
+	uint64_t start, end;
+	uint64_t insns_user, insns_kernel, cycles_user, cycles_kernel;
+	const struct profile_exec *execs;
+	size_t nexecs;
+};
+
+size_t profile_nprocesses(const struct profile *p);
+const struct profile_process *profile_process(const struct profile *p, size_t i);
+/* How processes were told apart: "derived" (kernel functions and registers
+ * in the trace), or NULL when they were not. */
+const char *profile_process_source(const struct profile *p);
+uint64_t profile_switches(const struct profile *p);
+
 /* Per-function totals (by frame), the rows of `oobprof top`. Recursion is
  * counted once in totals (a frame's total excludes nested instances). */
 struct profile_func {

@@ -18,12 +18,16 @@ struct profile {
 	size_t nframes;
 	struct profile_stats st;
 	int has_cycles;
-	struct oob_arena *arena; /* frame strings */
+	struct profile_process *procs;
+	size_t nprocs;
+	const char *proc_source;
+	uint64_t switches;
+	struct oob_arena *arena; /* frame strings, process data */
 };
 
 /* Symbolizes the frames once, derives totals and child lists. Never NULL. */
 struct profile *profile_build(const struct cct *c, const struct frame_table *ft,
-			      const struct sym_space *syms, const struct profile_stats *st,
-			      int inline_frames);
+			      const struct sym_space *const *spaces, size_t nspaces,
+			      const struct profile_stats *st);
 
 #endif

@@ -29,6 +29,7 @@
 #include "frame.h"
 #include "oob_log.h"
 #include "oob_mem.h"
+#include "proc.h"
 #include "profile_impl.h"
 #include "stack.h"
 #include "sym.h"
@@ -46,17 +47,27 @@ struct recon_hart {
 	uint64_t last_seq; /* first record of the span not yet flushed */
 	uint64_t first_cycle, last_cycle, end_cycle;
 	uint8_t priv; /* privilege of the last record seen */
-	struct stack stk;
+	uint64_t pending_key; /* switch to this task at the next batch */
+	int cycles;	      /* the trace counts cycles */
+	struct task *task; /* running on this hart */
+	struct stack *stk; /* the task's stack */
 };
 
 struct recon {
 	const struct recon_opts *opts;
 	struct frame_table frames;
 	struct cct cct;
-	struct sym_space *syms;
 	struct sym_binary **bins;
 	size_t nbins;
-	struct code_space cs;
+	/* Address spaces: kernel code (the upper half; vmlinux) is one, user code
+	 * one per group of user binaries that do not overlap. */
+	struct sym_space **syms; /* [0] kernel, [1..] user */
+	struct code_space **spaces;
+	size_t nspaces;
+	struct code_chains chains;
+	struct proc proc;
+	int proc_ready; /* set up from the first trace's fields */
+	uint64_t vector; /* trap vector: learned from traps, or the kernel's entry symbol */
 	struct recon_hart *harts;
 	size_t nharts;
 	struct profile_stats st;
@@ -69,6 +80,7 @@ struct recon {
 	struct {
 		uint64_t pc;
 		uint32_t bits;
+		const struct code_space *cs;
 	} *seen_bits;
 	struct oob_map inl; /* --inline: (node << 32 | chain) -> instructions */
 };
@@ -77,22 +89,42 @@ struct recon {
 
 /* ---- weights and stack operations ---- */
 
+/* The code space of pc for the task running on h. */
+static inline struct code_space *space_of(struct recon *r, struct recon_hart *h, uint64_t pc)
+{
+	return pc >> 63 ? r->spaces[0] : h->task->ucs;
+}
+
+/* Charges the span since the last event to the top of the stack and to the
+ * task (user or kernel time, by the top frame). */
+static void charge(struct recon *r, struct recon_hart *h, uint64_t now, uint64_t cycle)
+{
+	const struct stack_entry *top = stack_top(h->stk);
+	struct cct_node *n = &r->cct.v[top->node];
+	struct task *t = h->task;
+	int k = r->frames.v[top->frame].kind == PROFILE_FRAME_KERNEL;
+	uint64_t when = h->cycles ? h->last_cycle : h->last_seq;
+	n->insns += now - h->last_seq;
+	n->cycles += cycle - h->last_cycle;
+	t->insns[k] += now - h->last_seq;
+	t->cycles[k] += cycle - h->last_cycle;
+	if (t->start > when)
+		t->start = when;
+	t->end = h->cycles ? cycle : now;
+	h->last_seq = now;
+	h->last_cycle = cycle;
+}
+
 static void flush(struct recon *r, struct recon_hart *h, uint32_t i)
 {
-	struct cct_node *n = &r->cct.v[stack_top(&h->stk)->node];
-	uint64_t now = h->seq + i;
-	n->insns += now - h->last_seq;
-	h->last_seq = now;
-	if (r->b->cycle) {
-		uint64_t c = r->b->cycle[i];
-		n->cycles += c - h->last_cycle;
-		h->last_cycle = c;
-	}
+	if (r->proc.enabled)
+		proc_apply(&r->proc, r->b, i);
+	charge(r, h, h->seq + i, r->b->cycle ? r->b->cycle[i] : h->last_cycle);
 }
 
 static void emit(struct recon *r, struct recon_hart *h, uint8_t kind, uint32_t depth)
 {
-	struct recon_event ev = {.kind = kind, .hart = h->id, .frame = h->stk.v[depth - 1].frame,
+	struct recon_event ev = {.kind = kind, .hart = h->id, .frame = h->stk->v[depth - 1].frame,
 				 .depth = depth, .insn = h->last_seq, .cycle = h->last_cycle};
 	r->opts->on_event(r->opts->event_ctx, &ev);
 }
@@ -101,14 +133,14 @@ static void emit(struct recon *r, struct recon_hart *h, uint8_t kind, uint32_t d
 static void pop_to(struct recon *r, struct recon_hart *h, uint32_t n)
 {
 	if (r->opts->on_event)
-		for (uint32_t d = h->stk.n; d > n; d--)
+		for (uint32_t d = h->stk->n; d > n; d--)
 			emit(r, h, RECON_EV_CLOSE, d);
-	stack_truncate(&h->stk, n);
+	stack_truncate(h->stk, n);
 }
 
 static uint32_t top_node(struct recon_hart *h)
 {
-	return h->stk.n ? stack_top(&h->stk)->node : CCT_ROOT;
+	return h->stk->n ? stack_top(h->stk)->node : CCT_ROOT;
 }
 
 /* Pushes frame as a callee of the top; calls counts an observed entry. */
@@ -117,19 +149,32 @@ static void push(struct recon *r, struct recon_hart *h, uint32_t frame, uint64_t
 {
 	uint32_t node = cct_child(&r->cct, top_node(h), frame);
 	r->cct.v[node].calls += (uint64_t)calls;
-	stack_push(&h->stk, frame, node, ret, marker);
+	stack_push(h->stk, frame, node, ret, marker);
 	if (r->opts->on_event)
-		emit(r, h, RECON_EV_OPEN, h->stk.n);
+		emit(r, h, RECON_EV_OPEN, h->stk->n);
 }
 
 /* Replaces the top frame (tail call when entered at its entry). */
 static void replace_top(struct recon *r, struct recon_hart *h, uint32_t frame, int entered)
 {
-	uint64_t ret = stack_top(&h->stk)->ret;
-	pop_to(r, h, h->stk.n - 1);
+	uint64_t ret = stack_top(h->stk)->ret;
+	pop_to(r, h, h->stk->n - 1);
 	push(r, h, frame, ret, 0, entered);
 	if (entered)
 		r->st.tail_calls++;
+}
+
+static void push_root(struct recon *r, struct recon_hart *h)
+{
+	if (h->task->root_frame != FRAME_NONE)
+		push(r, h, h->task->root_frame, STACK_RET_NONE, PROC_MARK_ROOT, 0);
+}
+
+/* The bottom frame of a task first seen running the code of block b. */
+static void push_base(struct recon *r, struct recon_hart *h, struct code_block *b)
+{
+	uint32_t f = b->func != FRAME_NONE || b->map ? code_frame_at(b) : r->unknown_frame;
+	push(r, h, f, STACK_RET_NONE, 0, 0);
 }
 
 /* 1 if going from block from to nb keeps the top frame (see jump). */
@@ -148,12 +193,15 @@ static inline int same_frame(const struct code_block *from, const struct code_bl
 static void jump(struct recon *r, struct recon_hart *h, const struct code_block *from,
 		 struct code_block *nb, uint32_t i)
 {
-	if (same_frame(from, nb, stack_top(&h->stk)->frame))
+	if (same_frame(from, nb, stack_top(h->stk)->frame))
 		return;
-	uint32_t f = nb->func != FRAME_NONE ? nb->func : code_frame_at(&r->cs, nb);
+	uint32_t f = nb->func != FRAME_NONE ? nb->func : code_frame_at(nb);
 	flush(r, h, i);
 	r->st.events++;
-	replace_top(r, h, f, nb->func == FRAME_NONE || nb->start == nb->entry);
+	if (stack_top(h->stk)->marker) /* a root or trap marker is never replaced */
+		push(r, h, f, STACK_RET_NONE, 0, 0);
+	else
+		replace_top(r, h, f, nb->func == FRAME_NONE || nb->start == nb->entry);
 }
 
 static void call(struct recon *r, struct recon_hart *h, struct code_block *nb, uint64_t ret,
@@ -162,17 +210,25 @@ static void call(struct recon *r, struct recon_hart *h, struct code_block *nb, u
 	flush(r, h, i);
 	r->st.events++;
 	r->st.calls++;
-	push(r, h, code_frame_at(&r->cs, nb), ret, 0, 1);
+	uint32_t f = code_frame_at(nb);
+	push(r, h, f, ret, 0, 1);
+	if (r->proc.enabled && nb->kernel) {
+		struct code_space *ucs = NULL;
+		proc_on_call(&r->proc, h->task, h->id, f, h->cycles ? h->last_cycle : h->last_seq,
+			     (const struct code_space *const *)r->spaces + 1, r->nspaces - 1, &ucs);
+		if (ucs)
+			h->task->ucs = ucs;
+	}
 }
 
 /* Makes the function at nb the new bottom of the top segment, with no entry
  * seen (the trace started inside it, or its caller is unknown). */
 static void rebase(struct recon *r, struct recon_hart *h, struct code_block *nb, int unknown)
 {
-	pop_to(r, h, stack_segment_base(&h->stk));
+	pop_to(r, h, stack_segment_base(h->stk));
 	if (unknown)
 		push(r, h, r->unknown_frame, STACK_RET_NONE, 0, 0);
-	uint32_t f = nb->func != FRAME_NONE ? nb->func : code_frame_at(&r->cs, nb);
+	uint32_t f = nb->func != FRAME_NONE ? nb->func : code_frame_at(nb);
 	push(r, h, f, STACK_RET_NONE, 0, 0);
 }
 
@@ -188,21 +244,23 @@ static void ret(struct recon *r, struct recon_hart *h, struct code_block *nb, ui
 	flush(r, h, i);
 	r->st.events++;
 	r->st.returns++;
-	uint32_t base = stack_segment_base(&h->stk);
-	int64_t at = stack_find_ret(&h->stk, nb->start);
+	uint32_t base = stack_segment_base(h->stk);
+	int64_t at = stack_find_ret(h->stk, nb->start);
 	if (at >= 0) {
-		if ((uint32_t)at != h->stk.n - 1)
+		if ((uint32_t)at != h->stk->n - 1)
 			r->st.repairs_unwind++;
+		else if (r->proc.enabled)
+			proc_on_return(&r->proc, h->task, h->id, h->stk->v[at].frame);
 		pop_to(r, h, (uint32_t)at);
-		if (h->stk.n > base)
+		if (h->stk->n > base)
 			jump(r, h, nb, nb, i); /* returned into another function: resync the top */
 		else
 			rebase(r, h, nb, 0);
-	} else if (nb->func != FRAME_NONE && (at = stack_find_frame(&h->stk, nb->func)) >= 0 &&
-		   (uint32_t)at < h->stk.n - 1) {
+	} else if (nb->func != FRAME_NONE && (at = stack_find_frame(h->stk, nb->func)) >= 0 &&
+		   (uint32_t)at < h->stk->n - 1) {
 		r->st.repairs_unwind++;
 		pop_to(r, h, (uint32_t)at + 1);
-	} else if (h->stk.n - 1 == base && h->stk.v[base].ret == STACK_RET_NONE) {
+	} else if (h->stk->n - 1 == base && h->stk->v[base].ret == STACK_RET_NONE) {
 		r->st.returns_above++;
 		rebase(r, h, nb, 0);
 	} else {
@@ -212,6 +270,16 @@ static void ret(struct recon *r, struct recon_hart *h, struct code_block *nb, ui
 }
 
 /* ---- traps ---- */
+
+static int priv_rises(struct recon *r, struct recon_hart *h, uint32_t i)
+{
+	const uint8_t *p = r->b->priv;
+	if (!p)
+		return 0;
+	uint8_t before = i ? p[i - 1] : h->priv;
+	return p[i] > before;
+}
+
 
 static const char *cause_name(uint64_t cause)
 {
@@ -244,11 +312,11 @@ static const char *trace_cause(struct recon *r, uint32_t i)
 }
 
 /* Names the trap from the instruction that was due to run at pc. */
-static const char *insn_cause(struct recon *r, uint64_t pc)
+static const char *insn_cause(struct recon *r, struct recon_hart *h, uint64_t pc)
 {
 	uint32_t bits;
 	struct rv_insn in;
-	if (!code_fetch(&r->cs, pc, &bits))
+	if (!code_fetch(space_of(r, h, pc), pc, &bits))
 		return "[trap]";
 	rv_decode(bits, &in);
 	if (in.kind == RV_ECALL)
@@ -261,13 +329,15 @@ static const char *insn_cause(struct recon *r, uint64_t pc)
 static void trap(struct recon *r, struct recon_hart *h, struct code_block *nb, uint32_t i,
 		 const char *name, uint32_t pending, uint64_t pending_ret)
 {
+	if (!r->vector && priv_rises(r, h, i))
+		r->vector = nb->start;
 	const char *traced = trace_cause(r, i);
 	flush(r, h, i);
 	r->st.events++;
 	r->st.traps++;
 	push(r, h, frame_named(&r->frames, PROFILE_FRAME_MARKER, traced ? traced : name),
 	     pending_ret, pending, 1);
-	push(r, h, code_frame_at(&r->cs, nb), STACK_RET_NONE, 0, 1);
+	push(r, h, code_frame_at(nb), STACK_RET_NONE, 0, 1);
 }
 
 static void xret(struct recon *r, struct recon_hart *h, struct code_block *nb, uint32_t i)
@@ -275,7 +345,7 @@ static void xret(struct recon *r, struct recon_hart *h, struct code_block *nb, u
 	flush(r, h, i);
 	r->st.events++;
 	r->st.trap_returns++;
-	int64_t m = stack_last_marker(&h->stk);
+	int64_t m = stack_last_marker(h->stk);
 	if (m < 0) {
 		/* The trace started inside a handler: what it returns to is new. */
 		r->st.returns_above++;
@@ -283,16 +353,33 @@ static void xret(struct recon *r, struct recon_hart *h, struct code_block *nb, u
 		rebase(r, h, nb, 0);
 		return;
 	}
-	uint32_t pending = h->stk.v[m].marker;
-	uint64_t pending_ret = h->stk.v[m].ret;
+	uint32_t pending = h->stk->v[m].marker;
+	uint64_t pending_ret = h->stk->v[m].ret;
+	if (nb->start == r->vector) {
+		/* The instruction returned to trapped at once (a page fault on the
+		 * first fetch): it did not retire, the handler runs again. */
+		pop_to(r, h, pending == PROC_MARK_ROOT ? stack_segment_base(h->stk) : (uint32_t)m);
+		trap(r, h, nb, i, "[trap]", PENDING_NONE, 0);
+		return;
+	}
+	if (pending == PROC_MARK_ROOT || (h->task->exec_pending && !nb->kernel)) {
+		/* No trap to return from (the trace began in a handler), or the
+		 * task exec'd: what runs now starts a new stack under the root. */
+		uint32_t keep = pending == PROC_MARK_ROOT ? stack_segment_base(h->stk)
+							  : h->task->root_frame != FRAME_NONE;
+		h->task->exec_pending = 0;
+		pop_to(r, h, keep);
+		push_base(r, h, nb);
+		return;
+	}
 	pop_to(r, h, (uint32_t)m);
-	if (h->stk.n == 0) {
+	if (h->stk->n == 0) {
 		rebase(r, h, nb, 0);
 	} else if (pending == PENDING_CALL) {
 		r->st.calls++;
-		push(r, h, code_frame_at(&r->cs, nb), pending_ret, 0, 1);
-	} else if (nb->func != FRAME_NONE && nb->func != stack_top(&h->stk)->frame) {
-		int64_t at = stack_find_ret(&h->stk, nb->start);
+		push(r, h, code_frame_at(nb), pending_ret, 0, 1);
+	} else if (nb->func != FRAME_NONE && nb->func != stack_top(h->stk)->frame) {
+		int64_t at = stack_find_ret(h->stk, nb->start);
 		if (at >= 0) /* the trap came right after a return */
 			pop_to(r, h, (uint32_t)at);
 		jump(r, h, nb, nb, i);
@@ -301,22 +388,15 @@ static void xret(struct recon *r, struct recon_hart *h, struct code_block *nb, u
 
 /* ---- block ends and mismatches ---- */
 
-static int priv_rises(struct recon *r, struct recon_hart *h, uint32_t i)
-{
-	const uint8_t *p = r->b->priv;
-	if (!p)
-		return 0;
-	uint8_t before = i ? p[i - 1] : h->priv;
-	return p[i] > before;
-}
 
 /* Straight-line code was left before its end: the instruction at pos trapped
  * (or an interrupt arrived), record i is the handler. */
 static struct code_block *deviation(struct recon *r, struct recon_hart *h,
 				    struct code_block *blk, uint32_t pos, uint32_t i)
 {
-	struct code_block *nb = code_next(&r->cs, blk, r->b->pc[i]);
-	trap(r, h, nb, i, insn_cause(r, blk->start + blk->off[pos]), PENDING_NONE, 0);
+	uint64_t npc = r->b->pc[i];
+	struct code_block *nb = code_next(space_of(r, h, npc), blk, npc);
+	trap(r, h, nb, i, insn_cause(r, h, blk->start + blk->off[pos]), PENDING_NONE, 0);
 	return nb;
 }
 
@@ -325,14 +405,14 @@ static struct code_block *deviation(struct recon *r, struct recon_hart *h,
 static void heuristic(struct recon *r, struct recon_hart *h, const struct code_block *blk,
 		      struct code_block *nb, uint32_t i)
 {
-	if (nb->func == FRAME_NONE || nb->func == stack_top(&h->stk)->frame)
+	if (nb->func == FRAME_NONE || nb->func == stack_top(h->stk)->frame)
 		return;
 	if (nb->start == nb->entry) {
 		call(r, h, nb, STACK_RET_NONE, i);
 		return;
 	}
-	for (int64_t k = (int64_t)h->stk.n - 2; k >= stack_segment_base(&h->stk); k--) {
-		if (h->stk.v[k].frame == nb->func) {
+	for (int64_t k = (int64_t)h->stk->n - 2; k >= stack_segment_base(h->stk); k--) {
+		if (h->stk->v[k].frame == nb->func) {
 			flush(r, h, i);
 			r->st.events++;
 			r->st.returns++;
@@ -380,10 +460,10 @@ static void transfer(struct recon *r, struct recon_hart *h, const struct code_bl
 		} else {
 			r->st.swaps++;
 			flush(r, h, i);
-			if (h->stk.n - 1 > stack_segment_base(&h->stk))
-				pop_to(r, h, h->stk.n - 1);
+			if (h->stk->n - 1 > stack_segment_base(h->stk))
+				pop_to(r, h, h->stk->n - 1);
 			else
-				pop_to(r, h, stack_segment_base(&h->stk));
+				pop_to(r, h, stack_segment_base(h->stk));
 			call(r, h, nb, fall, i);
 		}
 		break;
@@ -419,7 +499,7 @@ static struct code_block *transition(struct recon *r, struct recon_hart *h,
 		if (npc == blk->last_pc + blk->last.len && !priv_rises(r, h, i))
 			jump(r, h, blk, nb, i);
 		else
-			trap(r, h, nb, i, insn_cause(r, blk->last_pc + blk->last.len),
+			trap(r, h, nb, i, insn_cause(r, h, blk->last_pc + blk->last.len),
 			     PENDING_NONE, 0);
 		break;
 	default:
@@ -430,49 +510,52 @@ static struct code_block *transition(struct recon *r, struct recon_hart *h,
 
 /* ---- the loop ---- */
 
-static void hart_start(struct recon *r, struct recon_hart *h, const struct trace_batch *b)
+static struct recon_hart *hart_get(struct recon *r, unsigned id);
+
+static void hart_start(struct recon *r, struct recon_hart *h, const struct trace_batch *b,
+		       uint32_t i)
 {
 	h->started = 1;
-	h->blk = code_block_at(&r->cs, b->pc[0]);
+	h->blk = code_block_at(space_of(r, h, b->pc[i]), b->pc[i]);
 	h->pos = 0;
-	h->last_seq = h->seq;
+	h->last_seq = h->seq + i;
 	if (b->cycle)
-		h->first_cycle = h->last_cycle = h->end_cycle = b->cycle[0];
+		h->first_cycle = h->last_cycle = h->end_cycle = b->cycle[i];
 	if (b->priv)
-		h->priv = b->priv[0];
-	uint32_t f = h->blk->func != FRAME_NONE || h->blk->map ? code_frame_at(&r->cs, h->blk)
-							       : r->unknown_frame;
-	push(r, h, f, STACK_RET_NONE, 0, 0);
+		h->priv = b->priv[i];
+	push_root(r, h);
+	push_base(r, h, h->blk);
 }
 
-static void hart_batch(struct recon *r, struct recon_hart *h, const struct trace_batch *b)
+/* Reconstructs records [i, e) of the batch. */
+static void hart_run(struct recon *r, struct recon_hart *h, const struct trace_batch *b,
+		     uint32_t i, uint32_t e)
 {
 	const uint64_t *pc = b->pc;
-	uint32_t i = 0, n = b->n;
 	if (!h->started)
-		hart_start(r, h, b);
+		hart_start(r, h, b, i);
 	struct code_block *blk = h->blk;
 	uint32_t pos = h->pos;
-	while (i < n) {
+	while (i < e) {
 		if (pos == blk->n) {
-			struct code_block *nb = code_next(&r->cs, blk, pc[i]);
+			struct code_block *nb = code_next(space_of(r, h, pc[i]), blk, pc[i]);
 			/* Most block ends are branches inside one function: no event. */
 			if (blk->local && (pc[i] == blk->fall || pc[i] == blk->target) &&
-			    same_frame(blk, nb, stack_top(&h->stk)->frame) &&
+			    same_frame(blk, nb, stack_top(h->stk)->frame) &&
 			    !priv_rises(r, h, i))
 				blk = nb;
 			else
 				blk = transition(r, h, blk, nb, i);
 			pos = 0;
 		}
-		uint32_t m = blk->n - pos < n - i ? blk->n - pos : n - i;
+		uint32_t m = blk->n - pos < e - i ? blk->n - pos : e - i;
 		const uint64_t base = blk->start;
 		const uint16_t *off = blk->off + pos;
 		uint32_t k = 0;
 		while (k < m && pc[i + k] - base == off[k])
 			k++;
 		if (blk->inl && k)
-			*oob_map_put(&r->inl, (uint64_t)stack_top(&h->stk)->node << 32 | blk->inl,
+			*oob_map_put(&r->inl, (uint64_t)stack_top(h->stk)->node << 32 | blk->inl,
 				     NULL) += k;
 		i += k;
 		pos += k;
@@ -483,11 +566,89 @@ static void hart_batch(struct recon *r, struct recon_hart *h, const struct trace
 	}
 	h->blk = blk;
 	h->pos = pos;
-	h->seq += n;
+}
+
+/* Feeds the instruction bits of records [s, e) to their code spaces. */
+static void learn_bits(struct recon *r, struct recon_hart *h, const struct trace_batch *b,
+		       uint32_t s, uint32_t e)
+{
+	const uint32_t mask = (1u << SEEN_BITS_LOG2) - 1;
+	for (uint32_t i = s; i < e; i++) {
+		uint64_t pc = b->pc[i];
+		uint32_t bits = b->insn[i];
+		uint32_t slot = (uint32_t)(pc >> 1) & mask;
+		struct code_space *cs = space_of(r, h, pc);
+		if (!bits || (r->seen_bits[slot].pc == pc && r->seen_bits[slot].bits == bits &&
+			      r->seen_bits[slot].cs == cs))
+			continue;
+		r->seen_bits[slot].pc = pc;
+		r->seen_bits[slot].bits = bits;
+		r->seen_bits[slot].cs = cs;
+		code_put(cs, pc, bits);
+	}
+}
+
+static void emit_all(struct recon *r, struct recon_hart *h, uint8_t kind)
+{
+	if (!r->opts->on_event)
+		return;
+	for (uint32_t d = kind == RECON_EV_OPEN ? 1 : h->stk->n;
+	     kind == RECON_EV_OPEN ? d <= h->stk->n : d > 0; kind == RECON_EV_OPEN ? d++ : d--)
+		emit(r, h, kind, d);
+}
+
+/* The hart runs task key from record i on (a context switch: tp changed). */
+static void switch_task(struct recon *r, struct recon_hart *h, uint64_t key, uint32_t i)
+{
+	flush(r, h, i);
+	r->st.events++;
+	emit_all(r, h, RECON_EV_CLOSE);
+	struct task *t = proc_task_find(&r->proc, key);
+	if (!t)
+		t = proc_task_new(&r->proc, key, h->task->ucs);
+	h->task = t;
+	h->stk = &t->stk;
+	if (t->stk.n == 0) {
+		/* First run: it starts inside the switch code the old task was in. */
+		push_root(r, h);
+		if (h->started)
+			push_base(r, h, h->blk);
+		return;
+	}
+	emit_all(r, h, RECON_EV_OPEN);
+}
+
+static void batch(struct recon *r, const struct trace_batch *b)
+{
+	struct recon_hart *h = hart_get(r, b->hart);
+	uint32_t s = 0;
+	h->cycles = b->cycle != NULL;
+	r->b = b;
+	r->xi = 0;
+	proc_batch(&r->proc, b);
+	if (h->pending_key) {
+		switch_task(r, h, h->pending_key, 0);
+		h->pending_key = 0;
+	}
+	while (s < b->n) {
+		uint64_t key = 0;
+		uint32_t e = proc_next_switch(&r->proc, b, s, h->task, &key);
+		if (b->insn)
+			learn_bits(r, h, b, s, e);
+		hart_run(r, h, b, s, e);
+		if (r->proc.enabled)
+			proc_apply(&r->proc, b, e);
+		if (key && e < b->n)
+			switch_task(r, h, key, e);
+		else if (key)
+			h->pending_key = key; /* the switch is at the batch's end */
+		s = e;
+	}
+	h->seq += b->n;
 	if (b->cycle)
-		h->end_cycle = b->cycle[n - 1];
+		h->end_cycle = b->cycle[b->n - 1];
 	if (b->priv)
-		h->priv = b->priv[n - 1];
+		h->priv = b->priv[b->n - 1];
 }
 
 static struct recon_hart *hart_get(struct recon *r, unsigned id)
@@ -496,32 +657,14 @@ static struct recon_hart *hart_get(struct recon *r, unsigned id)
 		r->harts = oob_xrealloc(r->harts, (id + 1) * sizeof(*r->harts));
 		memset(r->harts + r->nharts, 0, (id + 1 - r->nharts) * sizeof(*r->harts));
 		for (size_t k = r->nharts; k <= id; k++) {
-			stack_init(&r->harts[k].stk);
-			r->harts[k].id = (uint16_t)k;
+			struct recon_hart *h = &r->harts[k];
+			h->id = (uint16_t)k;
+			h->task = proc_task_new(&r->proc, 0, r->spaces[1]);
+			h->stk = &h->task->stk;
 		}
 		r->nharts = id + 1;
 	}
 	return &r->harts[id];
-}
-
-static void batch(struct recon *r, const struct trace_batch *b)
-{
-	if (b->insn) {
-		const uint32_t mask = (1u << SEEN_BITS_LOG2) - 1;
-		for (uint32_t i = 0; i < b->n; i++) {
-			uint64_t pc = b->pc[i];
-			uint32_t bits = b->insn[i];
-			uint32_t slot = (uint32_t)(pc >> 1) & mask;
-			if (!bits || (r->seen_bits[slot].pc == pc && r->seen_bits[slot].bits == bits))
-				continue;
-			r->seen_bits[slot].pc = pc;
-			r->seen_bits[slot].bits = bits;
-			code_put(&r->cs, pc, bits);
-		}
-	}
-	r->b = b;
-	r->xi = 0;
-	hart_batch(r, hart_get(r, b->hart), b);
 }
 
 /* Flushes each hart's last span and sums what the harts saw. */
@@ -531,11 +674,7 @@ static void finish(struct recon *r)
 		struct recon_hart *h = &r->harts[k];
 		if (!h->started)
 			continue;
-		struct cct_node *n = &r->cct.v[stack_top(&h->stk)->node];
-		n->insns += h->seq - h->last_seq;
-		n->cycles += h->end_cycle - h->last_cycle;
-		h->last_seq = h->seq;
-		h->last_cycle = h->end_cycle;
+		charge(r, h, h->seq, h->end_cycle);
 		pop_to(r, h, 0);
 		r->st.harts++;
 		r->st.instructions += h->seq;
@@ -560,7 +699,7 @@ static void split_inlines(struct recon *r)
 		if (sl->key == OOB_MAP_EMPTY)
 			continue;
 		uint32_t node = (uint32_t)(sl->key >> 32), leaf = node;
-		const struct code_chain *c = code_chain_get(&r->cs, (uint32_t)sl->key);
+		const struct code_chain *c = code_chain_get(&r->chains, (uint32_t)sl->key);
 		for (uint32_t k = 0; k < c->n; k++)
 			leaf = cct_child(&r->cct, leaf, c->frames[k]);
 		uint64_t cyc = insns[node] ? (uint64_t)((unsigned __int128)cycles[node] * sl->val /
@@ -575,12 +714,90 @@ static void split_inlines(struct recon *r)
 	free(cycles);
 }
 
+/* ---- processes ---- */
+
+static const char *arena_fmt_name(struct oob_arena *a, const struct task *t)
+{
+	char buf[64];
+	if (t->pid >= 0)
+		snprintf(buf, sizeof(buf), "%s %lld", t->comm[0] ? t->comm : "?", (long long)t->pid);
+	else
+		snprintf(buf, sizeof(buf), "%s [task %u]", t->comm[0] ? t->comm : "?", t->idx);
+	return oob_arena_strdup(a, buf);
+}
+
+/* The task table as the profile's process list; root frames get their names. */
+static void add_processes(struct recon *r, struct profile *p)
+{
+	struct proc *pr = &r->proc;
+	if (!pr->enabled)
+		return;
+	proc_finish(pr);
+	p->proc_source = "derived";
+	p->switches = pr->switches;
+	p->procs = oob_xcalloc(pr->ntasks ? pr->ntasks : 1, sizeof(*p->procs));
+	for (size_t k = 0; k < pr->ntasks; k++) {
+		const struct task *t = pr->tasks[k];
+		if (t->root_frame == FRAME_NONE || t->start == UINT64_MAX)
+			continue;
+		const struct task *parent = t->parent ? proc_task_find(pr, t->parent) : NULL;
+		struct profile_process *pp = &p->procs[p->nprocs++];
+		struct profile_exec *ex = oob_arena_zalloc(p->arena, (t->nexecs + 1) * sizeof(*ex));
+		for (size_t e = 0; e < t->nexecs; e++)
+			ex[e] = (struct profile_exec){oob_arena_strdup(p->arena, t->execs[e].path),
+						      t->execs[e].when};
+		*pp = (struct profile_process){
+			.pid = t->pid, .ppid = parent ? parent->pid : -1,
+			.comm = oob_arena_strdup(p->arena, t->comm), .frame = t->root_frame,
+			.start = t->start, .end = t->end, .insns_user = t->insns[0],
+			.insns_kernel = t->insns[1], .cycles_user = t->cycles[0],
+			.cycles_kernel = t->cycles[1], .execs = ex, .nexecs = t->nexecs};
+		p->frames[t->root_frame].name = arena_fmt_name(p->arena, t);
+	}
+}
+
 /* ---- setup ---- */
+
+static struct code_space *space_new(struct recon *r, struct sym_space *syms)
+{
+	size_t id = r->nspaces++;
+	r->syms = oob_xrealloc(r->syms, r->nspaces * sizeof(*r->syms));
+	r->spaces = oob_xrealloc(r->spaces, r->nspaces * sizeof(*r->spaces));
+	r->syms[id] = syms;
+	r->spaces[id] = oob_xcalloc(1, sizeof(struct code_space));
+	code_space_init(r->spaces[id], (unsigned)id, syms, &r->frames, &r->chains);
+	r->spaces[id]->inline_mode = r->opts->inline_frames;
+	return r->spaces[id];
+}
+
+/* Puts b into the kernel space if it lives in the upper half, else into the
+ * first user space where it overlaps nothing (programs linked at the same
+ * address are different processes' code), else into a new user space. */
+static int place_binary(struct recon *r, const struct sym_binary *b, uint64_t base,
+			struct oob_err *err)
+{
+	uint64_t lo, hi;
+	sym_binary_text_range(b, &lo, &hi);
+	uint64_t at = base == RECON_BASE_LINK ? lo : base;
+	if (at >> 63)
+		return sym_space_add(r->syms[0], b, base, err);
+	for (size_t k = 1; k < r->nspaces; k++) {
+		if (sym_space_add(r->syms[k], b, base, NULL) == 0) {
+			if (!r->spaces[k]->main_binary)
+				r->spaces[k]->main_binary = b;
+			return 0;
+		}
+	}
+	struct code_space *cs = space_new(r, sym_space_new());
+	cs->main_binary = b;
+	return sym_space_add(r->syms[cs->id], b, base, err);
+}
 
 static int load_binaries(struct recon *r, struct oob_err *err)
 {
 	const struct recon_opts *o = r->opts;
-	r->syms = sym_space_new();
+	space_new(r, sym_space_new()); /* kernel */
+	space_new(r, sym_space_new()); /* the first user space, even if empty */
 	r->bins = oob_xcalloc(o->nelfs + o->nperfmaps + 1, sizeof(*r->bins));
 	for (size_t k = 0; k < o->nelfs + o->nperfmaps; k++) {
 		int is_elf = k < o->nelfs;
@@ -589,11 +806,32 @@ static int load_binaries(struct recon *r, struct oob_err *err)
 		if (!b)
 			return err ? err->code : -EINVAL;
 		r->bins[r->nbins++] = b;
-		int rc = sym_space_add(r->syms, b, is_elf ? o->elfs[k].base : RECON_BASE_LINK, err);
-		if (rc < 0)
+		if (place_binary(r, b, is_elf ? o->elfs[k].base : RECON_BASE_LINK, err) < 0)
 			return oob_err_prefix(err, "%s", path);
 	}
 	return 0;
+}
+
+/* Process tracking hooks the kernel's functions: find the kernel ELF. */
+static void setup_proc(struct recon *r, unsigned fields)
+{
+	const struct sym_binary *kernel = NULL;
+	uint64_t bias = 0;
+	for (size_t k = 0; k < r->nbins && !kernel; k++) {
+		uint64_t lo, hi;
+		sym_binary_text_range(r->bins[k], &lo, &hi);
+		const struct sym_mapping *m = sym_space_find(r->syms[0], lo);
+		if (m && m->bin == r->bins[k]) {
+			kernel = r->bins[k];
+			bias = m->bias;
+		}
+	}
+	proc_destroy(&r->proc);
+	proc_init(&r->proc, &r->frames, kernel, bias, 0, fields);
+	/* Linux's trap entry; traps seen in the trace teach it otherwise. */
+	uint64_t v = kernel ? sym_binary_find_func(kernel, "handle_exception") : 0;
+	if (v)
+		r->vector = v + bias;
 }
 
 static void recon_init(struct recon *r, const struct recon_opts *opts)
@@ -602,24 +840,30 @@ static void recon_init(struct recon *r, const struct recon_opts *opts)
 	r->opts = opts;
 	frame_table_init(&r->frames);
 	cct_init(&r->cct);
+	code_chains_init(&r->chains);
 	r->unknown_frame = frame_named(&r->frames, PROFILE_FRAME_MARKER, "[unknown]");
 	r->seen_bits = oob_xcalloc((size_t)1 << SEEN_BITS_LOG2, sizeof(*r->seen_bits));
 	r->seen_bits[0].pc = UINT64_MAX; /* slot 0's zero tag must not match pc 0 */
 	oob_map_init(&r->inl, 64);
+	proc_init(&r->proc, &r->frames, NULL, 0, 0, 0);
 }
 
 static void recon_destroy(struct recon *r)
 {
-	for (size_t k = 0; k < r->nharts; k++)
-		stack_destroy(&r->harts[k].stk);
 	free(r->harts);
 	free(r->seen_bits);
 	oob_map_destroy(&r->inl);
-	if (r->cs.arena)
-		code_space_destroy(&r->cs);
+	proc_destroy(&r->proc);
+	for (size_t k = 0; k < r->nspaces; k++) {
+		code_space_destroy(r->spaces[k]);
+		free(r->spaces[k]);
+		sym_space_free(r->syms[k]);
+	}
+	free(r->spaces);
+	free(r->syms);
+	code_chains_destroy(&r->chains);
 	cct_destroy(&r->cct);
 	frame_table_destroy(&r->frames);
-	sym_space_free(r->syms);
 	for (size_t k = 0; k < r->nbins; k++)
 		sym_binary_free(r->bins[k]);
 	free(r->bins);
@@ -666,6 +910,10 @@ static int run_one(struct recon *r, const char *path, uint64_t *seen, struct oob
 		return err ? err->code : -EINVAL;
 	enum trace_format f = trace_reader_format(tr);
 	r->st.format = trace_format_name(f);
+	if (!r->proc_ready) {
+		setup_proc(r, trace_reader_fields(tr));
+		r->proc_ready = 1;
+	}
 	int rc;
 	if (f == TRACE_FMT_FIREPERF) {
 		trace_close(tr);
@@ -691,8 +939,6 @@ int recon_run(const struct recon_opts *opts, const char *const *traces, size_t n
 	recon_init(&r, opts);
 	if ((rc = load_binaries(&r, err)) < 0)
 		goto out;
-	code_space_init(&r.cs, 0, r.syms, &r.frames);
-	r.cs.inline_mode = opts->inline_frames;
 	/* Readers name the file in their messages. */
 	for (size_t k = 0; k < ntraces && rc >= 0; k++)
 		rc = run_one(&r, traces[k], &seen, err);
@@ -702,7 +948,9 @@ int recon_run(const struct recon_opts *opts, const char *const *traces, size_t n
 	split_inlines(&r);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	r.st.seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-	*out = profile_build(&r.cct, &r.frames, r.syms, &r.st, opts->inline_frames);
+	*out = profile_build(&r.cct, &r.frames, (const struct sym_space *const *)r.syms, r.nspaces,
+			     &r.st);
+	add_processes(&r, *out);
 	rc = 0;
 out:
 	recon_destroy(&r);
@@ -719,8 +967,8 @@ static void fireperf_enter(struct recon *r, struct recon_hart *h, const char *la
 
 static void fireperf_leave(struct recon *r, struct recon_hart *h, const char *label)
 {
-	for (int64_t k = (int64_t)h->stk.n - 1; k >= 0; k--) {
-		if (strcmp(r->frames.v[h->stk.v[k].frame].name, label) == 0) {
+	for (int64_t k = (int64_t)h->stk->n - 1; k >= 0; k--) {
+		if (strcmp(r->frames.v[h->stk->v[k].frame].name, label) == 0) {
 			pop_to(r, h, (uint32_t)k);
 			r->st.returns++;
 			return;

@@ -124,6 +124,19 @@ int sym_binary_srcline(const struct sym_binary *b, uint64_t addr, const char **f
  * lock. */
 int sym_binary_inlines(const struct sym_binary *b, uint64_t addr, struct sym_inline *out, int max);
 
+/*
+ * Layout of a struct from DWARF: the byte offset of member (searched through
+ * anonymous nested members too, e.g. task_struct's pid) and its size in
+ * bytes. Returns 0, -ENOENT if the struct or member is not described,
+ * -ENOTSUP without DWARF. Scans the DWARF once per call: cache the answer.
+ * Thread-safe (serialized with the other libdw users of b).
+ */
+int sym_binary_member(const struct sym_binary *b, const char *type, const char *member,
+		      uint64_t *offset, uint64_t *size);
+
+/* Entry (link-time) of the function named name, 0 if none. Linear: for setup. */
+uint64_t sym_binary_find_func(const struct sym_binary *b, const char *name);
+
 /* An address space: binaries mapped at run-time addresses, kept sorted.
  * sym_space_add must not run concurrently with anything else on the same
  * space; finds and lookups may run from any number of threads. */

@@ -1,0 +1,194 @@
+#include "api_flame.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oob_mem.h"
+
+enum { SIDE_NONE = 0, SIDE_USER = 1, SIDE_KERNEL = 2 };
+
+int api_flame_parse_priv(const char *s, enum api_priv *out)
+{
+	if (!strcmp(s, "all"))
+		*out = API_PRIV_ALL;
+	else if (!strcmp(s, "user") || !strcmp(s, "u"))
+		*out = API_PRIV_USER;
+	else if (!strcmp(s, "kernel") || !strcmp(s, "k") || !strcmp(s, "supervisor") ||
+		 !strcmp(s, "s"))
+		*out = API_PRIV_KERNEL;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+const char *api_flame_libtype(unsigned kind)
+{
+	switch (kind) {
+	case PROFILE_FRAME_KERNEL:
+		return "kernel";
+	case PROFILE_FRAME_MARKER:
+		return "marker";
+	case PROFILE_FRAME_PROCESS:
+		return "process";
+	case PROFILE_FRAME_INLINE:
+		return "inline";
+	default:
+		return "user";
+	}
+}
+
+/* Working arrays, one entry per node of the result. */
+struct work {
+	uint8_t *side;
+	uint32_t *depth;
+	uint64_t *self, *total, *cycles;
+	uint8_t *keep;
+	json_t **obj;
+};
+
+static uint8_t side_of(const struct result *r, const struct work *w, uint32_t i)
+{
+	const struct profile_node *n = result_node(r, i);
+	if (i == 0)
+		return SIDE_NONE;
+	switch (result_frame(r, n->frame)->kind) {
+	case PROFILE_FRAME_KERNEL:
+	case PROFILE_FRAME_MARKER:
+		return SIDE_KERNEL;
+	case PROFILE_FRAME_INLINE:
+		return w->side[n->parent];
+	default:
+		return SIDE_USER;
+	}
+}
+
+static int counts(enum api_priv priv, uint8_t side)
+{
+	return priv == API_PRIV_ALL || (priv == API_PRIV_USER && side == SIDE_USER) ||
+	       (priv == API_PRIV_KERNEL && side == SIDE_KERNEL);
+}
+
+/* Filtered self weights, then totals by one backwards pass (parents come
+ * before children). */
+static void weigh(const struct result *r, const struct api_flame_opts *o, struct work *w)
+{
+	size_t n = result_nnodes(r);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct profile_node *nd = result_node(r, i);
+		w->side[i] = side_of(r, w, i);
+		w->depth[i] = i ? w->depth[nd->parent] + 1 : 0;
+		int c = counts(o->priv, w->side[i]);
+		w->self[i] = c ? profile_node_self(nd, o->metric) : 0;
+		w->cycles[i] = c ? nd->self_cycles : 0;
+		w->total[i] = w->self[i];
+	}
+	for (size_t i = n; i-- > 1;) {
+		uint32_t p = result_node(r, (uint32_t)i)->parent;
+		w->total[p] += w->total[i];
+		w->cycles[p] += w->cycles[i];
+	}
+}
+
+struct ranked {
+	uint64_t total;
+	uint32_t id;
+};
+
+static int by_total(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Marks the nodes to show; returns how many weighed nodes were merged. A
+ * parent's total is at least its child's and its id smaller, so the first
+ * max_nodes in (total desc, id asc) order include every kept node's parent. */
+static size_t choose(const struct result *r, const struct api_flame_opts *o, struct work *w)
+{
+	size_t n = result_nnodes(r), nweighed = 0, nkept = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		int weighed = i == 0 || w->total[i] > 0;
+		nweighed += weighed;
+		w->keep[i] = weighed && w->depth[i] <= API_FLAME_MAX_DEPTH &&
+			     (i == 0 || w->keep[result_node(r, i)->parent]);
+		nkept += w->keep[i];
+	}
+	if (!o->max_nodes || nkept <= o->max_nodes)
+		return nweighed - nkept;
+	struct ranked *v = oob_xmalloc(nkept * sizeof(*v));
+	size_t k = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (w->keep[i])
+			v[k++] = (struct ranked){w->total[i], i};
+	qsort(v, k, sizeof(*v), by_total);
+	for (size_t j = o->max_nodes; j < k; j++)
+		w->keep[v[j].id] = 0;
+	free(v);
+	return nweighed - o->max_nodes;
+}
+
+static json_t *node_json(const struct result *r, const struct work *w, uint32_t i,
+			 const struct api_flame_opts *o)
+{
+	const struct profile_node *nd = result_node(r, i);
+	if (i == 0)
+		return json_pack("{s:s, s:I, s:I, s:I, s:I, s:s, s:[]}", "name", "all", "value",
+				 (json_int_t)w->total[0], "self", (json_int_t)w->self[0], "calls",
+				 (json_int_t)nd->calls, "cycles", (json_int_t)w->cycles[0],
+				 "libtype", "root", "children");
+	const struct profile_frame *f = result_frame(r, nd->frame);
+	json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:s, s:[]}", "name", f->name, "value",
+			      (json_int_t)w->total[i], "self", (json_int_t)w->self[i], "calls",
+			      (json_int_t)nd->calls, "cycles", (json_int_t)w->cycles[i], "libtype",
+			      api_flame_libtype(f->kind), "children");
+	if (f->file)
+		json_object_set_new(j, "file", json_string(f->file));
+	if (f->line)
+		json_object_set_new(j, "line", json_integer(f->line));
+	if (f->binary)
+		json_object_set_new(j, "binary", json_string(f->binary));
+	(void)o;
+	return j;
+}
+
+json_t *api_flame_build(const struct result *r, const struct api_flame_opts *o)
+{
+	size_t n = result_nnodes(r);
+	struct work w = {
+	    .side = oob_xcalloc(n, 1),
+	    .depth = oob_xcalloc(n, sizeof(uint32_t)),
+	    .self = oob_xcalloc(n, sizeof(uint64_t)),
+	    .total = oob_xcalloc(n, sizeof(uint64_t)),
+	    .cycles = oob_xcalloc(n, sizeof(uint64_t)),
+	    .keep = oob_xcalloc(n, 1),
+	    .obj = oob_xcalloc(n, sizeof(json_t *)),
+	};
+	weigh(r, o, &w);
+	size_t merged = choose(r, o, &w), shown = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!w.keep[i])
+			continue;
+		w.obj[i] = node_json(r, &w, i, o);
+		shown++;
+		if (i)
+			json_array_append_new(
+			    json_object_get(w.obj[result_node(r, i)->parent], "children"),
+			    w.obj[i]);
+	}
+	json_t *root = w.obj[0];
+	json_object_set_new(root, "metric", json_string(profile_metric_name(o->metric)));
+	json_object_set_new(root, "partial", json_boolean(result_partial(r)));
+	json_object_set_new(root, "nodes", json_integer((json_int_t)shown));
+	json_object_set_new(root, "merged", json_integer((json_int_t)merged));
+	free(w.side);
+	free(w.depth);
+	free(w.self);
+	free(w.total);
+	free(w.cycles);
+	free(w.keep);
+	free(w.obj);
+	return root;
+}

@@ -1,0 +1,60 @@
+/*
+ * api_flame: a profile as d3-flame-graph JSON.
+ *
+ *   {"name": "all", "value": 1234, "children": [
+ *      {"name": "main", "value": 1000, "self": 10, "calls": 1,
+ *       "cycles": 2100, "libtype": "user", "file": "prog.c", "line": 12,
+ *       "children": [...]}, ...],
+ *    "metric": "instructions", "partial": false, "nodes": 57, "merged": 0}
+ *
+ * value is the node's total under the chosen metric (d3-flame-graph derives
+ * self time as value minus the children's values); self is its own weight;
+ * calls the times that context was entered; cycles its total cycles;
+ * libtype "kernel", "user", "marker" ([trap: ecall]...), "process" (a
+ * process root) or "inline" for DWARF inline frames; file and line are
+ * present when known. With metric "calls", the weight of a node is its
+ * entry count, so value is the number of calls made in that subtree.
+ *
+ * Filters and bounds:
+ * - priv "user" or "kernel": only the weight of user (resp. kernel and
+ *   marker) frames counts; inline frames count as their caller; subtrees
+ *   left without weight are dropped.
+ * - max_nodes N (> 0): at most N nodes; the nodes with the smallest values
+ *   are merged into their parents (the parent keeps its value, so the merged
+ *   weight shows as the parent's self). "merged" says how many were.
+ * - depth is bounded at API_FLAME_MAX_DEPTH the same way, so the document
+ *   stays printable by recursive JSON writers.
+ *
+ * Pure function over an immutable result: thread-safe.
+ */
+#ifndef OOB_API_FLAME_H
+#define OOB_API_FLAME_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "oob_err.h"
+#include "profile.h"
+#include "result.h"
+
+#define API_FLAME_MAX_DEPTH 1024
+
+enum api_priv { API_PRIV_ALL = 0, API_PRIV_USER, API_PRIV_KERNEL };
+
+struct api_flame_opts {
+	enum profile_metric metric;
+	enum api_priv priv;
+	size_t max_nodes; /* 0 = no bound */
+};
+
+/* Parses "all", "user"/"u", "kernel"/"k"/"supervisor"/"s"; -EINVAL else. */
+int api_flame_parse_priv(const char *s, enum api_priv *out);
+
+/* The flame graph of r (new reference; never NULL). */
+json_t *api_flame_build(const struct result *r, const struct api_flame_opts *o);
+
+/* libtype of a frame kind, as above. */
+const char *api_flame_libtype(unsigned kind);
+
+#endif

@@ -1,0 +1,511 @@
+#include "api_inputs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "api_json.h"
+#include "oob_log.h"
+#include "oob_mem.h"
+#include "sym.h"
+#include "trace.h"
+
+enum { UP_BINARY, UP_TRACE };
+
+struct upload {
+	int kind;
+	int slot; /* holds one of the --max-uploads slots */
+	struct store_writer *w;
+	int stream;
+	int64_t trace_id; /* the row of a stream */
+	enum trace_format format;
+	int events;
+	char name[CATALOG_NAME_MAX];
+	uint8_t head[4];
+	size_t nhead;
+};
+
+static const uint8_t lz4_magic[4] = {0x04, 0x22, 0x4d, 0x18};
+
+static int refuse(struct http_req *r, struct oob_err *e)
+{
+	http_respond_oob_err(r, e);
+	return HTTP_BODY_NONE;
+}
+
+/* Checks what can be checked before the body: size, name, format, slots. */
+static int up_check(struct api_ctx *c, struct http_req *r, struct upload *up, struct oob_err *e)
+{
+	int64_t len = http_req_content_length(r);
+	const char *name = http_req_arg(r, "name");
+	if (len >= 0 && (uint64_t)len > c->cfg->max_upload)
+		return oob_err_set(e, -EFBIG, "body of %lld bytes is over the limit of %llu",
+				   (long long)len, (unsigned long long)c->cfg->max_upload);
+	if (name && api_name_check(name, e) < 0)
+		return e->code;
+	snprintf(up->name, sizeof(up->name), "%s", name ? name : "unnamed");
+	if (up->kind == UP_TRACE) {
+		const char *fmt = http_req_arg(r, "format"), *st = http_req_arg(r, "stream");
+		if (fmt && !strcmp(fmt, "events"))
+			up->events = 1;
+		else if (fmt && strcmp(fmt, "auto") && trace_format_parse(fmt, &up->format) < 0)
+			return oob_err_set(e, -EINVAL,
+					   "format \"%.40s\": expected auto, events, tracerv-bin, "
+					   "tracerv-text, fireperf, spike, qemu or oobt",
+					   fmt);
+		up->stream = st && (!strcmp(st, "1") || !strcmp(st, "true"));
+		if (up->stream && up->events)
+			return oob_err_set(e, -EINVAL, "events files cannot be streamed");
+	}
+	return 0;
+}
+
+/* Registers a stream at once, so jobs can follow it before it ends. */
+static int open_stream(struct api_ctx *c, struct upload *up, struct oob_err *e)
+{
+	struct catalog_trace t = {0};
+	snprintf(t.name, sizeof(t.name), "%s", up->name);
+	snprintf(t.format, sizeof(t.format), "%s", trace_format_name(up->format));
+	snprintf(t.state, sizeof(t.state), "streaming");
+	int rc = catalog_trace_add(c->cat, &t, e);
+	if (rc < 0)
+		return rc;
+	char sname[64];
+	snprintf(sname, sizeof(sname), "trace-%lld", (long long)t.id);
+	up->trace_id = t.id;
+	up->w = store_writer_new_stream(c->store, sname, e);
+	if (up->w)
+		snprintf(t.blob, sizeof(t.blob), "%s", store_writer_rel(up->w));
+	else
+		snprintf(t.state, sizeof(t.state), "invalid");
+	if ((rc = catalog_trace_update(c->cat, &t, up->w ? e : NULL)) < 0 || !up->w)
+		return up->w ? rc : e->code;
+	upload_stream_open(c->uploads, t.id);
+	return 0;
+}
+
+static int up_begin(struct api_ctx *c, struct http_req *r, struct api_req *q, int kind)
+{
+	struct oob_err e = {0};
+	struct upload *up = oob_xcalloc(1, sizeof(*up));
+	q->state = up;
+	up->kind = kind;
+	if (up_check(c, r, up, &e) < 0)
+		return refuse(r, &e);
+	if (upload_begin(c->uploads) < 0) {
+		http_add_header(r, "Retry-After", "5");
+		http_respond_error(r, 503, "busy", "%u uploads are in progress; try again later",
+				   c->cfg->max_uploads);
+		return HTTP_BODY_NONE;
+	}
+	up->slot = 1;
+	if (up->stream ? open_stream(c, up, &e) < 0 : !(up->w = store_writer_new(c->store, &e)))
+		return refuse(r, &e);
+	return HTTP_BODY_STREAM;
+}
+
+int api_inputs_binary_begin(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	return up_begin(c, r, q, UP_BINARY);
+}
+
+int api_inputs_trace_begin(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	return up_begin(c, r, q, UP_TRACE);
+}
+
+int api_inputs_upload_chunk(struct api_ctx *c, struct http_req *r, struct api_req *q, const void *p,
+			    size_t n)
+{
+	struct upload *up = q->state;
+	struct oob_err e = {0};
+	if (store_writer_size(up->w) + n > c->cfg->max_upload) {
+		oob_err_set(&e, -EFBIG, "body over the limit of %llu bytes",
+			    (unsigned long long)c->cfg->max_upload);
+		return refuse(r, &e), -EFBIG;
+	}
+	for (size_t i = 0; up->nhead < sizeof(up->head) && i < n; i++)
+		up->head[up->nhead++] = ((const uint8_t *)p)[i];
+	int rc = store_writer_write(up->w, p, n, &e);
+	if (rc < 0)
+		return refuse(r, &e), rc;
+	if (up->stream)
+		upload_stream_grew(c->uploads, up->trace_id);
+	return 0;
+}
+
+static void writer_abs(struct api_ctx *c, struct upload *up, char *buf, size_t n)
+{
+	store_abspath(c->store, store_writer_rel(up->w), buf, n);
+}
+
+/* Readers name the file they read; the client knows it as "the body". */
+static int scrub(struct oob_err *e, const char *abs, const char *label)
+{
+	char *at;
+	size_t n = strlen(abs);
+	while (e && n && (at = strstr(e->msg, abs))) {
+		char rest[OOB_ERR_MSG_MAX];
+		snprintf(rest, sizeof(rest), "%s", at + n);
+		snprintf(at, sizeof(e->msg) - (size_t)(at - e->msg), "%s%s", label, rest);
+	}
+	return e ? e->code : -EINVAL;
+}
+
+/* ---- binaries ---- */
+
+static int binary_inspect(struct api_ctx *c, struct upload *up, struct catalog_binary *b,
+			  struct oob_err *e)
+{
+	char abs[1400];
+	writer_abs(c, up, abs, sizeof(abs));
+	struct sym_binary *sb = sym_binary_open(abs, e);
+	if (!sb) {
+		scrub(e, abs, "body");
+		return oob_err_prefix(e, "binary \"%s\"", up->name);
+	}
+	memset(b, 0, sizeof(*b));
+	snprintf(b->name, sizeof(b->name), "%s", up->name);
+	snprintf(b->build_id, sizeof(b->build_id), "%s", sym_binary_build_id(sb));
+	b->machine = sym_binary_machine(sb);
+	b->nfuncs = sym_binary_nfuncs(sb);
+	b->has_dwarf = sym_binary_has_dwarf(sb);
+	b->pie = sym_binary_is_pie(sb);
+	sym_binary_free(sb);
+	return 0;
+}
+
+static void binary_end(struct api_ctx *c, struct http_req *r, struct upload *up)
+{
+	struct oob_err e = {0};
+	struct catalog_binary b, old;
+	struct store_blob blob;
+	int rc = store_writer_finish(up->w, &e);
+	if (rc == 0)
+		rc = binary_inspect(c, up, &b, &e);
+	if (rc < 0)
+		goto fail;
+	rc = store_writer_commit(up->w, &blob, &e);
+	up->w = NULL;
+	if (rc < 0)
+		goto fail;
+	if (catalog_binary_find(c->cat, blob.sha256, &old, NULL) == 0) {
+		json_t *j = api_json_binary(&old);
+		json_object_set_new(j, "duplicate", json_true());
+		http_respond_json(r, 200, j);
+		return;
+	}
+	snprintf(b.sha256, sizeof(b.sha256), "%s", blob.sha256);
+	snprintf(b.blob, sizeof(b.blob), "%s", blob.rel);
+	b.size = blob.size;
+	if ((rc = catalog_binary_add(c->cat, &b, &e)) < 0)
+		goto fail;
+	OOB_INFO("binary %lld \"%s\": %llu bytes, %llu functions", (long long)b.id, b.name,
+		 (unsigned long long)b.size, (unsigned long long)b.nfuncs);
+	char url[64];
+	snprintf(url, sizeof(url), "/api/v1/binaries/%lld", (long long)b.id);
+	http_add_header(r, "Location", url);
+	http_respond_json(r, 201, api_json_binary(&b));
+	return;
+fail:
+	http_respond_oob_err(r, &e);
+}
+
+/* ---- traces ---- */
+
+/* The first line of an events file must be a JSON object. */
+static int events_inspect(const char *path, struct oob_err *e)
+{
+	FILE *f = fopen(path, "r");
+	char line[65536];
+	if (!f)
+		return oob_err_set(e, -EIO, "cannot read the upload back");
+	int ok = fgets(line, sizeof(line), f) != NULL;
+	fclose(f);
+	if (!ok)
+		return oob_err_set(e, -EINVAL, "events: the file is empty");
+	json_error_t je;
+	json_t *j = json_loads(line, JSON_DISABLE_EOF_CHECK, &je);
+	int rc = json_is_object(j)
+		     ? 0
+		     : oob_err_set(e, -EINVAL, "events: line 1 is not a JSON object (%s)",
+				   j ? "other JSON value" : je.text);
+	json_decref(j);
+	return rc;
+}
+
+static int trace_inspect(struct api_ctx *c, struct upload *up, struct catalog_trace *t,
+			 struct oob_err *e)
+{
+	char abs[1400];
+	writer_abs(c, up, abs, sizeof(abs));
+	t->lz4 = up->nhead == 4 && !memcmp(up->head, lz4_magic, 4);
+	if (up->events) {
+		snprintf(t->format, sizeof(t->format), "events");
+		snprintf(t->description, sizeof(t->description), "events: JSON Lines");
+		return events_inspect(abs, e);
+	}
+	struct trace_opts o = {.format = up->format};
+	struct trace_reader *tr = trace_open(abs, &o, e);
+	if (!tr) {
+		scrub(e, abs, "body");
+		return oob_err_prefix(e, "trace \"%s\"", up->name);
+	}
+	/* The whole trace, not just its header: a trace that is accepted can
+	 * be read to its end (a log cut mid-line fails here, with its line). */
+	const struct trace_batch *b;
+	int rc = 0;
+	if (trace_reader_format(tr) != TRACE_FMT_FIREPERF) {
+		while ((rc = trace_next(tr, &b, e)) > 0)
+			t->records += b->n;
+		if (rc == 0 && t->records == 0)
+			rc =
+			    oob_err_set(e, -EINVAL, "trace \"%s\": no instruction in it", up->name);
+		else if (rc < 0 && scrub(e, abs, "body") < 0)
+			oob_err_prefix(e, "trace \"%s\"", up->name);
+	}
+	snprintf(t->format, sizeof(t->format), "%s", trace_format_name(trace_reader_format(tr)));
+	snprintf(t->description, sizeof(t->description), "%s", trace_reader_describe(tr));
+	trace_close(tr);
+	return rc < 0 ? rc : 0;
+}
+
+static void respond_trace(struct http_req *r, unsigned status, const struct catalog_trace *t,
+			  int duplicate)
+{
+	json_t *j = api_json_trace(t);
+	if (duplicate)
+		json_object_set_new(j, "duplicate", json_true());
+	if (status == 201) {
+		char url[64];
+		snprintf(url, sizeof(url), "/api/v1/traces/%lld", (long long)t->id);
+		http_add_header(r, "Location", url);
+	}
+	http_respond_json(r, status, j);
+}
+
+static void fill_blob(struct catalog_trace *t, const struct store_blob *b, const char *state)
+{
+	snprintf(t->sha256, sizeof(t->sha256), "%s", b->sha256);
+	snprintf(t->blob, sizeof(t->blob), "%s", b->rel);
+	snprintf(t->state, sizeof(t->state), "%s", state);
+	t->size = b->size;
+}
+
+/* Ends a stream: its row becomes ready / invalid, then the stream closes
+ * (in that order: a follower that sees the close finds the final state).
+ * info holds what trace_inspect found. */
+static void stream_end(struct api_ctx *c, struct http_req *r, struct upload *up,
+		       const struct catalog_trace *info, int rc, struct oob_err *e)
+{
+	struct catalog_trace t;
+	struct store_blob blob;
+	char stream_rel[STORE_REL_MAX];
+	snprintf(stream_rel, sizeof(stream_rel), "%s", store_writer_rel(up->w));
+	if (catalog_trace_get(c->cat, up->trace_id, &t, e) < 0) {
+		store_writer_abort(up->w);
+		up->w = NULL;
+		rc = e->code;
+		goto out;
+	}
+	memcpy(t.format, info->format, sizeof(t.format));
+	memcpy(t.description, info->description, sizeof(t.description));
+	t.lz4 = info->lz4;
+	t.records = info->records;
+	if (rc == 0) {
+		rc = store_writer_commit(up->w, &blob, e); /* frees the writer */
+		up->w = NULL;
+	}
+	if (rc == 0) {
+		fill_blob(&t, &blob, "ready");
+	} else {
+		snprintf(t.state, sizeof(t.state), "invalid");
+		snprintf(t.error, sizeof(t.error), "%s", e->msg);
+		if (up->w) {
+			t.size = store_writer_size(up->w);
+			store_writer_abort(up->w);
+		}
+	}
+	up->w = NULL;
+	catalog_trace_update(c->cat, &t, NULL);
+out:
+	upload_stream_close(c->uploads, up->trace_id);
+	store_remove(c->store, stream_rel, NULL);
+	if (rc < 0)
+		http_respond_oob_err(r, e);
+	else
+		respond_trace(r, 201, &t, 0);
+}
+
+static void trace_end(struct api_ctx *c, struct http_req *r, struct upload *up)
+{
+	struct oob_err e = {0};
+	struct catalog_trace t = {0}, old;
+	struct store_blob blob;
+	int rc = store_writer_finish(up->w, &e);
+	if (rc == 0)
+		rc = trace_inspect(c, up, &t, &e);
+	if (up->stream) {
+		stream_end(c, r, up, &t, rc, &e);
+		return;
+	}
+	if (rc < 0)
+		goto fail;
+	rc = store_writer_commit(up->w, &blob, &e); /* frees the writer */
+	up->w = NULL;
+	if (rc < 0)
+		goto fail;
+	if (catalog_trace_find(c->cat, blob.sha256, &old, NULL) == 0) {
+		respond_trace(r, 200, &old, 1);
+		return;
+	}
+	snprintf(t.name, sizeof(t.name), "%s", up->name);
+	fill_blob(&t, &blob, "ready");
+	if ((rc = catalog_trace_add(c->cat, &t, &e)) < 0)
+		goto fail;
+	OOB_INFO("trace %lld \"%s\": %llu bytes, %s", (long long)t.id, t.name,
+		 (unsigned long long)t.size, t.description);
+	respond_trace(r, 201, &t, 0);
+	return;
+fail:
+	http_respond_oob_err(r, &e);
+}
+
+void api_inputs_upload_end(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	struct upload *up = q->state;
+	if (up->kind == UP_BINARY)
+		binary_end(c, r, up);
+	else
+		trace_end(c, r, up);
+}
+
+/* The client went away: a stream keeps what arrived, as "incomplete". */
+static void stream_abandoned(struct api_ctx *c, struct upload *up)
+{
+	struct catalog_trace t;
+	struct store_blob blob;
+	char stream_rel[STORE_REL_MAX];
+	snprintf(stream_rel, sizeof(stream_rel), "%s", store_writer_rel(up->w));
+	uint64_t got = store_writer_size(up->w);
+	int rc = store_writer_commit(up->w, &blob, NULL);
+	up->w = NULL;
+	if (catalog_trace_get(c->cat, up->trace_id, &t, NULL) == 0) {
+		if (rc == 0)
+			fill_blob(&t, &blob, "incomplete");
+		else
+			snprintf(t.state, sizeof(t.state), "incomplete");
+		snprintf(t.error, sizeof(t.error),
+			 "upload ended after %llu bytes: the client went away",
+			 (unsigned long long)got);
+		catalog_trace_update(c->cat, &t, NULL);
+	}
+	upload_stream_close(c->uploads, up->trace_id);
+	if (rc == 0)
+		store_remove(c->store, stream_rel, NULL);
+	OOB_WARN("trace %lld: stream abandoned after %llu bytes", (long long)up->trace_id,
+		 (unsigned long long)got);
+}
+
+void api_inputs_upload_done(struct api_ctx *c, struct api_req *q, int complete)
+{
+	struct upload *up = q->state;
+	if (!up)
+		return;
+	if (up->w && up->stream)
+		stream_abandoned(c, up);
+	else if (up->stream && up->trace_id && !complete)
+		upload_stream_close(c->uploads, up->trace_id);
+	store_writer_abort(up->w);
+	if (up->slot)
+		upload_end(c->uploads);
+	free(up);
+	q->state = NULL;
+}
+
+/* ---- listings ---- */
+
+/* A stream's row is written when it opens and when it ends; in between its
+ * size is that of the growing file. */
+static void live_size(struct api_ctx *c, struct catalog_trace *t)
+{
+	char abs[1400];
+	struct stat st;
+	if (strcmp(t->state, "streaming") != 0 || !t->blob[0])
+		return;
+	store_abspath(c->store, t->blob, abs, sizeof(abs));
+	if (stat(abs, &st) == 0)
+		t->size = (uint64_t)st.st_size;
+}
+
+static int list_args(struct http_req *r, int64_t *after, size_t *limit, struct oob_err *e)
+{
+	uint64_t a = 0, l = 100;
+	if (api_arg_uint("after", http_req_arg(r, "after"), 0, INT64_MAX, &a, e) < 0 ||
+	    api_arg_uint("limit", http_req_arg(r, "limit"), 1, 1000, &l, e) < 0)
+		return e->code;
+	*after = (int64_t)a;
+	*limit = (size_t)l;
+	return 0;
+}
+
+int api_inputs_list_binaries(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	struct oob_err e = {0};
+	struct catalog_binary *v;
+	size_t n, limit;
+	int64_t after;
+	(void)q;
+	if (list_args(r, &after, &limit, &e) < 0 ||
+	    catalog_binary_list(c->cat, after, limit, &v, &n, &e) < 0)
+		return refuse(r, &e);
+	json_t *arr = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, api_json_binary(&v[i]));
+	free(v);
+	http_respond_json(r, 200, json_pack("{s:o}", "binaries", arr));
+	return HTTP_BODY_NONE;
+}
+
+int api_inputs_get_binary(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	struct oob_err e = {0};
+	struct catalog_binary b;
+	if (catalog_binary_get(c->cat, q->id, &b, &e) < 0)
+		return refuse(r, &e);
+	http_respond_json(r, 200, api_json_binary(&b));
+	return HTTP_BODY_NONE;
+}
+
+int api_inputs_list_traces(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	struct oob_err e = {0};
+	struct catalog_trace *v;
+	size_t n, limit;
+	int64_t after;
+	(void)q;
+	if (list_args(r, &after, &limit, &e) < 0 ||
+	    catalog_trace_list(c->cat, after, limit, http_req_arg(r, "name"),
+			       http_req_arg(r, "state"), &v, &n, &e) < 0)
+		return refuse(r, &e);
+	json_t *arr = json_array();
+	for (size_t i = 0; i < n; i++) {
+		live_size(c, &v[i]);
+		json_array_append_new(arr, api_json_trace(&v[i]));
+	}
+	free(v);
+	http_respond_json(r, 200, json_pack("{s:o}", "traces", arr));
+	return HTTP_BODY_NONE;
+}
+
+int api_inputs_get_trace(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	struct oob_err e = {0};
+	struct catalog_trace t;
+	if (catalog_trace_get(c->cat, q->id, &t, &e) < 0)
+		return refuse(r, &e);
+	live_size(c, &t);
+	http_respond_json(r, 200, api_json_trace(&t));
+	return HTTP_BODY_NONE;
+}

@@ -1,0 +1,389 @@
+#include "api_jobs.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_cache.h"
+#include "api_flame.h"
+#include "api_json.h"
+#include "jobspec.h"
+#include "oob_log.h"
+#include "worker.h"
+
+static int refuse(struct http_req *r, struct oob_err *e)
+{
+	http_respond_oob_err(r, e);
+	return HTTP_BODY_NONE;
+}
+
+/* ---- creating ---- */
+
+int api_jobs_create_begin(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	(void)c;
+	(void)q;
+	return HTTP_BODY_BUFFER;
+}
+
+/* The ids a spec names must exist, and be usable for what they are used. */
+static int check_refs(struct api_ctx *c, const struct jobspec *s, struct oob_err *e)
+{
+	struct catalog_trace t;
+	struct catalog_binary b;
+	int rc = catalog_trace_get(c->cat, s->trace, &t, e);
+	if (rc < 0)
+		return rc;
+	if (!strcmp(t.state, "invalid"))
+		return oob_err_set(e, -EINVAL, "trace %lld is invalid: %s", (long long)t.id,
+				   t.error);
+	if (!strcmp(t.format, "events"))
+		return oob_err_set(e, -EINVAL, "trace %lld is an events file, not a trace",
+				   (long long)t.id);
+	if (s->events) {
+		if ((rc = catalog_trace_get(c->cat, s->events, &t, e)) < 0)
+			return oob_err_prefix(e, "events");
+		if (strcmp(t.format, "events") != 0)
+			return oob_err_set(e, -EINVAL,
+					   "events: upload %lld is a %s trace, not an events file "
+					   "(upload it with format=events)",
+					   (long long)t.id, t.format);
+	}
+	for (size_t i = 0; i < s->nbins; i++)
+		if ((rc = catalog_binary_get(c->cat, s->bins[i].id, &b, e)) < 0)
+			return rc;
+	return 0;
+}
+
+static int add_job(struct api_ctx *c, const struct jobspec *s, struct catalog_job *j,
+		   struct oob_err *e)
+{
+	json_t *norm = jobspec_to_json(s);
+	char *text = json_dumps(norm, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(norm);
+	memset(j, 0, sizeof(*j));
+	if (!text || strlen(text) >= sizeof(j->spec)) {
+		free(text);
+		return oob_err_set(e, -EFBIG, "job: specification over %zu bytes", sizeof(j->spec));
+	}
+	snprintf(j->spec, sizeof(j->spec), "%s", text);
+	free(text);
+	j->trace_id = s->trace;
+	j->events_id = s->events;
+	return catalog_job_add(c->cat, j, s->bins, s->nbins, e);
+}
+
+void api_jobs_create_end(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	struct oob_err e = {0};
+	struct jobspec s;
+	size_t n;
+	const char *body = http_req_body(r, &n);
+	struct catalog_job *j = malloc(sizeof(*j));
+	(void)q;
+	if (!j || jobspec_parse_text(body, n, &s, &e) < 0 || check_refs(c, &s, &e) < 0 ||
+	    add_job(c, &s, j, &e) < 0) {
+		if (!j)
+			oob_err_set(&e, -ENOMEM, "out of memory");
+		http_respond_oob_err(r, &e);
+		free(j);
+		return;
+	}
+	int rc = job_pool_submit(c->pool, j->id);
+	if (rc < 0)
+		OOB_WARN("job %lld: not queued (%d); it runs at the next start", (long long)j->id,
+			 rc);
+	struct job_progress p;
+	int queued = job_pool_progress(c->pool, j->id, &p) == 0;
+	catalog_job_get(c->cat, j->id, j, NULL);
+	char url[64];
+	snprintf(url, sizeof(url), "/api/v1/jobs/%lld", (long long)j->id);
+	http_add_header(r, "Location", url);
+	http_respond_json(r, 201, api_json_job(j, queued ? &p : NULL, NULL));
+	free(j);
+}
+
+/* ---- reading ---- */
+
+static json_t *job_json(struct api_ctx *c, const struct catalog_job *j)
+{
+	struct job_progress p;
+	struct catalog_result res;
+	int live = job_pool_progress(c->pool, j->id, &p) == 0;
+	int has = j->has_result && catalog_result_get(c->cat, j->id, &res, NULL) == 0;
+	return api_json_job(j, live ? &p : NULL, has ? &res : NULL);
+}
+
+int api_jobs_list(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	struct oob_err e = {0};
+	uint64_t after = 0, limit = 100;
+	struct catalog_job *v;
+	size_t n;
+	(void)q;
+	if (api_arg_uint("after", http_req_arg(r, "after"), 0, INT64_MAX, &after, &e) < 0 ||
+	    api_arg_uint("limit", http_req_arg(r, "limit"), 1, 1000, &limit, &e) < 0 ||
+	    catalog_job_list(c->cat, (int64_t)after, (size_t)limit, &v, &n, &e) < 0)
+		return refuse(r, &e);
+	json_t *arr = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, job_json(c, &v[i]));
+	free(v);
+	http_respond_json(r, 200, json_pack("{s:o}", "jobs", arr));
+	return HTTP_BODY_NONE;
+}
+
+int api_jobs_get(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	struct oob_err e = {0};
+	struct catalog_job *j = malloc(sizeof(*j));
+	if (!j || catalog_job_get(c->cat, q->id, j, &e) < 0) {
+		free(j);
+		return refuse(r, &e);
+	}
+	http_respond_json(r, 200, job_json(c, j));
+	free(j);
+	return HTTP_BODY_NONE;
+}
+
+/* A job the pool does not hold: cancel it if the catalog still says
+ * queued, else delete it and its files. */
+static int delete_finished(struct api_ctx *c, struct http_req *r, int64_t id, struct oob_err *e)
+{
+	if (catalog_job_transition(c->cat, id, "queued", "cancelled", NULL) == 0) {
+		http_respond_json(
+		    r, 200, json_pack("{s:I, s:s}", "id", (json_int_t)id, "state", "cancelled"));
+		return 0;
+	}
+	int rc = catalog_job_delete(c->cat, id, e);
+	if (rc < 0)
+		return rc;
+	char rel[64];
+	snprintf(rel, sizeof(rel), "results/%lld", (long long)id);
+	store_rmdir(c->store, rel, NULL);
+	api_cache_forget(c->cache, id);
+	http_respond_json(r, 200, json_pack("{s:I, s:b}", "id", (json_int_t)id, "deleted", 1));
+	return 0;
+}
+
+int api_jobs_delete(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	struct oob_err e = {0};
+	int rc = job_pool_cancel(c->pool, q->id);
+	if (rc == JOB_CANCELLED_QUEUED) {
+		catalog_job_transition(c->cat, q->id, "queued", "cancelled", NULL);
+		http_respond_json(
+		    r, 200, json_pack("{s:I, s:s}", "id", (json_int_t)q->id, "state", "cancelled"));
+	} else if (rc == JOB_CANCELLED_RUNNING) {
+		http_respond_json(
+		    r, 202,
+		    json_pack("{s:I, s:s}", "id", (json_int_t)q->id, "state", "cancelling"));
+	} else if (delete_finished(c, r, q->id, &e) < 0) {
+		return refuse(r, &e);
+	}
+	return HTTP_BODY_NONE;
+}
+
+/* ---- results ---- */
+
+/* The job's loaded result, or -EBUSY (409) saying why there is none. The
+ * result row comes first: it is the only query on the hot path. */
+static struct api_cache_ref *job_result(struct api_ctx *c, int64_t id, const struct result **res,
+					struct oob_err *e)
+{
+	struct catalog_result row;
+	char abs[1400];
+	if (catalog_result_get(c->cat, id, &row, NULL) == 0) {
+		store_abspath(c->store, row.profile, abs, sizeof(abs));
+		return api_cache_get(c->cache, id, abs, res, e);
+	}
+	struct catalog_job *j = malloc(sizeof(*j));
+	if (!j) {
+		oob_err_set(e, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (catalog_job_get(c->cat, id, j, e) == 0) {
+		if (!strcmp(j->state, "failed"))
+			oob_err_set(e, -EBUSY, "job %lld failed: %s", (long long)id, j->error);
+		else
+			oob_err_set(e, -EBUSY, "job %lld is %s: no result yet", (long long)id,
+				    j->state);
+	}
+	free(j);
+	return NULL;
+}
+
+static int metric_arg(struct http_req *r, const struct result *res, enum profile_metric *m,
+		      struct oob_err *e)
+{
+	const char *s = http_req_arg(r, "metric");
+	*m = PROFILE_INSNS;
+	if (s && profile_metric_parse(s, m) < 0)
+		return oob_err_set(e, -EINVAL,
+				   "metric \"%.40s\": expected instructions, cycles or calls", s);
+	if (*m == PROFILE_CYCLES && !result_has_cycles(res))
+		return oob_err_set(e, -EINVAL, "metric cycles: this trace has no cycle counts");
+	return 0;
+}
+
+static int hart_arg(struct http_req *r, const struct result *res, struct oob_err *e)
+{
+	uint64_t hart = 0;
+	const char *s = http_req_arg(r, "hart");
+	unsigned harts = result_stats(res)->harts ? result_stats(res)->harts : 1;
+	if (!s)
+		return 0;
+	if (api_arg_uint("hart", s, 0, 65535, &hart, e) < 0)
+		return e->code;
+	if (hart >= harts)
+		return oob_err_set(e, -EINVAL, "hart %llu: this profile has %u hart(s)",
+				   (unsigned long long)hart, harts);
+	if (harts > 1)
+		return oob_err_set(e, -ENOENT,
+				   "per-hart flame graphs are not built yet (this profile merges "
+				   "%u harts)",
+				   harts);
+	return 0;
+}
+
+static int flame_opts(struct http_req *r, const struct result *res, struct api_flame_opts *o,
+		      struct oob_err *e)
+{
+	uint64_t max = 0;
+	const char *priv = http_req_arg(r, "priv");
+	memset(o, 0, sizeof(*o));
+	if (metric_arg(r, res, &o->metric, e) < 0 || hart_arg(r, res, e) < 0 ||
+	    api_arg_uint("max_nodes", http_req_arg(r, "max_nodes"), 0, 100000000, &max, e) < 0)
+		return e->code;
+	if (priv && api_flame_parse_priv(priv, &o->priv) < 0)
+		return oob_err_set(e, -EINVAL, "priv \"%.40s\": expected all, user or kernel",
+				   priv);
+	if (http_req_arg(r, "pid"))
+		return oob_err_set(e, -ENOENT, "per-process flame graphs (pid=) are not built yet");
+	o->max_nodes = (size_t)max;
+	return 0;
+}
+
+int api_jobs_flamegraph(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	struct oob_err e = {0};
+	const struct result *res;
+	struct api_flame_opts o;
+	struct api_cache_ref *ref = job_result(c, q->id, &res, &e);
+	if (!ref)
+		return refuse(r, &e);
+	char key[128], *body;
+	size_t len;
+	if (flame_opts(r, res, &o, &e) < 0) {
+		refuse(r, &e);
+		goto out;
+	}
+	snprintf(key, sizeof(key), "flame m=%d p=%d n=%zu", (int)o.metric, (int)o.priv,
+		 o.max_nodes);
+	if (!(body = api_cache_rendered(c->cache, ref, key, &len))) {
+		json_t *j = api_flame_build(res, &o);
+		body = json_dumps(j, JSON_COMPACT);
+		json_decref(j);
+		len = body ? strlen(body) : 0;
+		if (body)
+			api_cache_keep_rendered(c->cache, ref, key, body, len);
+	}
+	if (body)
+		http_respond(r, 200, "application/json", body, len);
+	else
+		http_respond_error(r, 500, "internal", "cannot serialize the flame graph");
+	free(body);
+out:
+	api_cache_put(c->cache, ref);
+	return HTTP_BODY_NONE;
+}
+
+int api_jobs_folded(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	struct oob_err e = {0};
+	const struct result *res;
+	enum profile_metric m;
+	struct api_cache_ref *ref = job_result(c, q->id, &res, &e);
+	if (!ref)
+		return refuse(r, &e);
+	const char *ann = http_req_arg(r, "annotate");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	if (metric_arg(r, res, &m, &e) < 0) {
+		refuse(r, &e);
+	} else if (!(f = open_memstream(&buf, &len))) {
+		http_respond_error(r, 500, "internal", "out of memory");
+	} else {
+		result_write_folded(res, f, m, ann && strcmp(ann, "0") != 0);
+		fclose(f);
+		if (result_partial(res))
+			http_add_header(r, "X-Oobprof-Partial", "1");
+		http_respond(r, 200, "text/plain; charset=utf-8", buf, len);
+	}
+	free(buf);
+	api_cache_put(c->cache, ref);
+	return HTTP_BODY_NONE;
+}
+
+static json_t *func_json(const struct result *res, const struct profile_func *f)
+{
+	const struct profile_frame *fr = result_frame(res, f->frame);
+	json_t *j = json_pack(
+	    "{s:s, s:s?, s:s?, s:i, s:s, s:I, s:I, s:I, s:I, s:I}", "name", fr->name, "binary",
+	    fr->binary, "file", fr->file, "line", (int)fr->line, "kind",
+	    api_flame_libtype(fr->kind), "calls", (json_int_t)f->calls, "self_instructions",
+	    (json_int_t)f->self_insns, "total_instructions", (json_int_t)f->total_insns,
+	    "self_cycles", (json_int_t)f->self_cycles, "total_cycles", (json_int_t)f->total_cycles);
+	return j;
+}
+
+int api_jobs_top(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	struct oob_err e = {0};
+	const struct result *res;
+	enum profile_metric m;
+	uint64_t limit = 100;
+	struct api_cache_ref *ref = job_result(c, q->id, &res, &e);
+	if (!ref)
+		return refuse(r, &e);
+	if (metric_arg(r, res, &m, &e) < 0 ||
+	    api_arg_uint("limit", http_req_arg(r, "limit"), 1, 10000000, &limit, &e) < 0) {
+		refuse(r, &e);
+	} else {
+		struct profile_func *v;
+		size_t n = result_functions(res, m, &v);
+		json_t *arr = json_array();
+		for (size_t i = 0; i < n && i < limit; i++)
+			json_array_append_new(arr, func_json(res, &v[i]));
+		free(v);
+		http_respond_json(r, 200,
+				  json_pack("{s:s, s:b, s:I, s:o, s:o}", "metric",
+					    profile_metric_name(m), "partial", result_partial(res),
+					    "count", (json_int_t)n, "functions", arr, "stats",
+					    result_stats_json(result_stats(res))));
+	}
+	api_cache_put(c->cache, ref);
+	return HTTP_BODY_NONE;
+}
+
+int api_jobs_not_built(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	const char *path = http_req_path(r), *what = "this view";
+	struct catalog_job *j = malloc(sizeof(*j));
+	struct oob_err e = {0};
+	if (!j || catalog_job_get(c->cat, q->id, j, &e) < 0) {
+		free(j);
+		return refuse(r, &e);
+	}
+	free(j);
+	if (strstr(path, "/processes"))
+		what = "the process tree (processes)";
+	else if (strstr(path, "/timeline"))
+		what = "the timeline";
+	else if (strstr(path, "/export/"))
+		what = "exports (speedscope, perfetto, pprof)";
+	http_respond_error(r, 404, "not_built", "%s is not built yet in this oobprofd", what);
+	return HTTP_BODY_NONE;
+}

@@ -1,0 +1,27 @@
+/*
+ * api_jobs: the job routes. Creating (the request body is a jobspec, see
+ * server/jobspec.h), listing, inspecting, cancelling and deleting jobs, and
+ * the views of a job's result: flame graph (api_flame.h), folded stacks and
+ * the per-function table. Results come from the result files through the
+ * shared api_cache. A job without a result answers 409 saying why (queued,
+ * running, failed with its message, cancelled).
+ *
+ * Routes of features that DESIGN.md describes but that are not built yet
+ * (processes, timeline, exports) answer 404 naming the missing feature.
+ */
+#ifndef OOB_API_JOBS_H
+#define OOB_API_JOBS_H
+
+#include "api_routes.h"
+
+int api_jobs_create_begin(struct api_ctx *c, struct http_req *r, struct api_req *q);
+void api_jobs_create_end(struct api_ctx *c, struct http_req *r, struct api_req *q);
+int api_jobs_list(struct api_ctx *c, struct http_req *r, struct api_req *q);
+int api_jobs_get(struct api_ctx *c, struct http_req *r, struct api_req *q);
+int api_jobs_delete(struct api_ctx *c, struct http_req *r, struct api_req *q);
+int api_jobs_flamegraph(struct api_ctx *c, struct http_req *r, struct api_req *q);
+int api_jobs_folded(struct api_ctx *c, struct http_req *r, struct api_req *q);
+int api_jobs_top(struct api_ctx *c, struct http_req *r, struct api_req *q);
+int api_jobs_not_built(struct api_ctx *c, struct http_req *r, struct api_req *q);
+
+#endif

@@ -1,0 +1,178 @@
+/*
+ * catalog: what the server knows about binaries, traces, jobs and results.
+ *
+ * The one storage interface: nothing else in oobprofd talks SQL, so that a
+ * PostgreSQL backend (DESIGN.md 6) can replace this file without touching
+ * its callers. The embedded backend is SQLite (DATA/catalog.db) in WAL mode
+ * with foreign keys on and a busy timeout; the schema is versioned with
+ * PRAGMA user_version and migrated in code at catalog_open.
+ *
+ * IDs are integers handed out by the database (AUTOINCREMENT: never reused,
+ * even after a delete), shown to API clients as JSON numbers.
+ *
+ * Rows come back as plain structs with fixed-size text fields, owned by the
+ * caller: no allocation to release, except the arrays of the _list calls
+ * (free() them). Text that does not fit is truncated, which the API prevents
+ * by bounding what it accepts (names 128 bytes, job specs 8 KiB).
+ *
+ * Thread-safety: a catalog is one connection behind a mutex; every call is
+ * atomic (a transaction where it writes more than one row) and any thread may
+ * call any function.
+ */
+#ifndef OOB_CATALOG_H
+#define OOB_CATALOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oob_err.h"
+
+#define CATALOG_NAME_MAX       128
+#define CATALOG_SPEC_MAX       8192
+#define CATALOG_SCHEMA_VERSION 1
+
+struct catalog;
+
+struct catalog_binary {
+	int64_t id;
+	char name[CATALOG_NAME_MAX];
+	char sha256[65];
+	char blob[128]; /* path relative to the data folder */
+	uint64_t size;
+	char build_id[80];
+	unsigned machine; /* ELF e_machine */
+	uint64_t nfuncs;
+	int has_dwarf, pie;
+	int64_t created; /* unix seconds */
+};
+
+/* Trace states: "ready" (complete, validated), "streaming" (upload open),
+ * "incomplete" (a streamed upload that ended early: client gone or server
+ * restarted; the bytes received are kept), "invalid" (a streamed upload whose
+ * content turned out not to be a trace; error says why). */
+struct catalog_trace {
+	int64_t id;
+	char name[CATALOG_NAME_MAX];
+	char sha256[65]; /* empty while streaming */
+	char blob[128];
+	uint64_t size;
+	char format[32];       /* trace_format_name, "auto" while unknown */
+	char description[256]; /* trace_reader_describe */
+	int lz4;
+	uint64_t records; /* instructions (records) read when it was validated */
+	char state[16];
+	char error[512];
+	int64_t created;
+};
+
+/* Job states: queued -> running -> done | failed | cancelled. */
+struct catalog_job {
+	int64_t id;
+	int64_t trace_id;
+	int64_t events_id;	     /* 0: none */
+	char spec[CATALOG_SPEC_MAX]; /* the normalized request JSON */
+	char state[16];
+	int error_code; /* negative errno of a failed job */
+	char error[512];
+	uint64_t bytes, total_bytes, insns; /* last progress recorded */
+	int64_t created, started, finished;
+	unsigned runs; /* times it was started (> 1 after a crash recovery) */
+	int has_result, partial;
+};
+
+struct catalog_job_binary {
+	int64_t id;
+	uint64_t base; /* UINT64_MAX = link address */
+};
+
+struct catalog_result {
+	int64_t job_id;
+	char profile[128]; /* relative paths of the result files */
+	char folded[128];
+	int partial;
+	char stats[4096]; /* JSON object: the profile's statistics */
+	int64_t created;
+};
+
+/* Opens or creates DATA/catalog.db (path given in full) and migrates it to
+ * CATALOG_SCHEMA_VERSION. -EIO with SQLite's message; -ENOTSUP if the file
+ * was written by a newer oobprofd. */
+struct catalog *catalog_open(const char *path, struct oob_err *err);
+void catalog_close(struct catalog *c);
+/* user_version of the open database. */
+int catalog_schema_version(struct catalog *c);
+
+/* Inserts b (b->id and b->created are set). */
+int catalog_binary_add(struct catalog *c, struct catalog_binary *b, struct oob_err *err);
+/* -ENOENT if there is no such id. */
+int catalog_binary_get(struct catalog *c, int64_t id, struct catalog_binary *out,
+		       struct oob_err *err);
+/* The oldest binary with this content; -ENOENT if none. */
+int catalog_binary_find(struct catalog *c, const char *sha256, struct catalog_binary *out,
+			struct oob_err *err);
+/* Up to limit binaries with id > after, ascending; *out malloc'd. */
+int catalog_binary_list(struct catalog *c, int64_t after, size_t limit, struct catalog_binary **out,
+			size_t *n, struct oob_err *err);
+
+int catalog_trace_add(struct catalog *c, struct catalog_trace *t, struct oob_err *err);
+int catalog_trace_get(struct catalog *c, int64_t id, struct catalog_trace *out,
+		      struct oob_err *err);
+/* The oldest ready trace with this content; -ENOENT if none. */
+int catalog_trace_find(struct catalog *c, const char *sha256, struct catalog_trace *out,
+		       struct oob_err *err);
+/* Like catalog_binary_list; name and state filter when not NULL. */
+int catalog_trace_list(struct catalog *c, int64_t after, size_t limit, const char *name,
+		       const char *state, struct catalog_trace **out, size_t *n,
+		       struct oob_err *err);
+/* Rewrites every field but id, name and created. -ENOENT if gone. */
+int catalog_trace_update(struct catalog *c, const struct catalog_trace *t, struct oob_err *err);
+/* Start-up: streams that were open when the process died become
+ * "incomplete". Returns how many, or a negative errno. */
+int catalog_trace_close_streams(struct catalog *c, struct oob_err *err);
+
+/*
+ * Inserts a queued job referring to its trace, events and binaries (checked
+ * by foreign keys: -ENOENT naming the missing id). j->id, created are set.
+ */
+int catalog_job_add(struct catalog *c, struct catalog_job *j, const struct catalog_job_binary *bins,
+		    size_t nbins, struct oob_err *err);
+int catalog_job_get(struct catalog *c, int64_t id, struct catalog_job *out, struct oob_err *err);
+int catalog_job_list(struct catalog *c, int64_t after, size_t limit, struct catalog_job **out,
+		     size_t *n, struct oob_err *err);
+/* The binaries of a job in request order; *out malloc'd. */
+int catalog_job_binaries(struct catalog *c, int64_t id, struct catalog_job_binary **out, size_t *n,
+			 struct oob_err *err);
+/*
+ * Moves a job from state `from` to `to` (e.g. queued -> running), stamping
+ * started/finished and counting runs as fits. -ENOENT if no such job,
+ * -EBUSY if it is not in state `from` (someone else moved it first).
+ */
+int catalog_job_transition(struct catalog *c, int64_t id, const char *from, const char *to,
+			   struct oob_err *err);
+/* Records progress (bytes read of total, instructions). */
+int catalog_job_progress(struct catalog *c, int64_t id, uint64_t bytes, uint64_t total,
+			 uint64_t insns, struct oob_err *err);
+/*
+ * Ends a running job in one transaction: state (done/failed/cancelled), the
+ * error of a failed job (code, msg; NULL otherwise), and its result row when
+ * r is not NULL (replacing a partial one). -EBUSY if it was not running.
+ */
+int catalog_job_finish(struct catalog *c, int64_t id, const char *state, int code, const char *msg,
+		       const struct catalog_result *r, struct oob_err *err);
+/* Stores a partial result of a running job (a snapshot of a stream). */
+int catalog_result_put(struct catalog *c, const struct catalog_result *r, struct oob_err *err);
+/* -ENOENT if the job has no result (yet). */
+int catalog_result_get(struct catalog *c, int64_t job_id, struct catalog_result *out,
+		       struct oob_err *err);
+/* Deletes a job that is not queued or running, with its result row. -ENOENT,
+ * -EBUSY (still active). */
+int catalog_job_delete(struct catalog *c, int64_t id, struct oob_err *err);
+/*
+ * Start-up recovery: jobs left "running" by a crash go back to "queued";
+ * returns in *ids (malloc'd) every queued job, oldest first, for re-queueing.
+ */
+int catalog_job_recover(struct catalog *c, int64_t **ids, size_t *n, struct oob_err *err);
+/* Number of jobs in a state. */
+int64_t catalog_job_count(struct catalog *c, const char *state);
+
+#endif

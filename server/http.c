@@ -1,0 +1,372 @@
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "oob_log.h"
+#include "oob_mem.h"
+
+#define MAX_HEADERS 8
+
+struct http_server {
+	struct MHD_Daemon *d;
+	struct http_hooks hooks;
+	void *ctx;
+	size_t max_buffered;
+	unsigned port;
+};
+
+struct http_req {
+	struct http_server *srv;
+	struct MHD_Connection *conn;
+	const char *method, *path;
+	int mode;
+	int ended;	    /* end() ran: the body (if any) was received in full */
+	int failed;	    /* a chunk was refused: drop the rest of the body */
+	uint64_t discarded; /* body bytes dropped after a refusal */
+	char *buf;
+	size_t nbuf, cap;
+	struct MHD_Response *resp; /* built by http_respond*, queued by on_access */
+	unsigned status;
+	int queued;
+	void *data;
+	char *hdr[MAX_HEADERS][2];
+	int nhdr;
+};
+
+const char *http_req_method(const struct http_req *r)
+{
+	return r->method;
+}
+
+const char *http_req_path(const struct http_req *r)
+{
+	return r->path;
+}
+
+const char *http_req_arg(const struct http_req *r, const char *key)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+const char *http_req_header(const struct http_req *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+int64_t http_req_content_length(const struct http_req *r)
+{
+	const char *v = http_req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (!v)
+		return -1;
+	char *end;
+	long long n = strtoll(v, &end, 10);
+	return (*end || n < 0) ? -1 : (int64_t)n;
+}
+
+const char *http_req_body(const struct http_req *r, size_t *n)
+{
+	if (n)
+		*n = r->nbuf;
+	return r->buf ? r->buf : "";
+}
+
+void http_req_set_data(struct http_req *r, void *data)
+{
+	r->data = data;
+}
+
+void *http_req_data(const struct http_req *r)
+{
+	return r->data;
+}
+
+int http_req_responded(const struct http_req *r)
+{
+	return r->resp != NULL || r->queued;
+}
+
+void http_add_header(struct http_req *r, const char *name, const char *value)
+{
+	if (r->nhdr >= MAX_HEADERS)
+		return;
+	r->hdr[r->nhdr][0] = oob_xstrdup(name);
+	r->hdr[r->nhdr][1] = oob_xstrdup(value);
+	r->nhdr++;
+}
+
+static void set_response(struct http_req *r, unsigned status, const char *ctype,
+			 struct MHD_Response *resp)
+{
+	if (http_req_responded(r)) {
+		OOB_WARN("http: %s %s: second response (%u) ignored", r->method, r->path, status);
+		MHD_destroy_response(resp);
+		return;
+	}
+	if (ctype)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	for (int i = 0; i < r->nhdr; i++)
+		MHD_add_response_header(resp, r->hdr[i][0], r->hdr[i][1]);
+	r->resp = resp;
+	r->status = status;
+}
+
+void http_respond(struct http_req *r, unsigned status, const char *ctype, const void *body,
+		  size_t n)
+{
+	struct MHD_Response *resp =
+	    MHD_create_response_from_buffer(n, (void *)body, MHD_RESPMEM_MUST_COPY);
+	set_response(r, status, ctype, resp);
+}
+
+void http_respond_json(struct http_req *r, unsigned status, json_t *j)
+{
+	char *text = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	if (!text) {
+		http_respond_error(r, 500, "internal", "cannot serialize the response");
+		return;
+	}
+	size_t n = strlen(text);
+	text[n] = '\0';
+	struct MHD_Response *resp = MHD_create_response_from_buffer(n, text, MHD_RESPMEM_MUST_FREE);
+	set_response(r, status, "application/json", resp);
+}
+
+void http_respond_fd(struct http_req *r, unsigned status, const char *ctype, int fd, uint64_t size)
+{
+	struct MHD_Response *resp = MHD_create_response_from_fd64(size, fd);
+	if (!resp) {
+		close(fd);
+		http_respond_error(r, 500, "internal", "cannot send the file");
+		return;
+	}
+	set_response(r, status, ctype, resp);
+}
+
+void http_respond_error(struct http_req *r, unsigned status, const char *code, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	json_t *j = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);
+	http_respond_json(r, status, j);
+}
+
+void http_respond_oob_err(struct http_req *r, const struct oob_err *e)
+{
+	int code = e->code ? e->code : -EIO;
+	http_respond_error(r, (unsigned)oob_err_http_status(code), oob_err_code_name(code), "%s",
+			   e->msg[0] ? e->msg : "internal error");
+}
+
+static enum MHD_Result queue(struct http_req *r)
+{
+	if (!r->resp)
+		return MHD_YES;
+	enum MHD_Result rc = MHD_queue_response(r->conn, r->status, r->resp);
+	MHD_destroy_response(r->resp);
+	r->resp = NULL;
+	r->queued = rc == MHD_YES;
+	return rc;
+}
+
+/* After a refusal the response can only be queued once the body is in
+ * (libmicrohttpd refuses responses while it reads one), so the rest is read
+ * and dropped, up to this much; beyond it the connection is closed. */
+#define DISCARD_MAX (64u << 20)
+
+/* A body piece. Returns MHD_NO to drop the connection. */
+static enum MHD_Result on_body(struct http_req *r, const char *data, size_t n)
+{
+	struct http_server *s = r->srv;
+	if (r->failed) {
+		r->discarded += n;
+		return r->discarded <= DISCARD_MAX ? MHD_YES : MHD_NO;
+	}
+	if (r->mode == HTTP_BODY_STREAM) {
+		if (s->hooks.chunk(s->ctx, r, data, n) < 0)
+			r->failed = 1;
+	} else if (r->nbuf + n > s->max_buffered) {
+		http_respond_error(r, 413, "too_large", "request body over %zu bytes",
+				   s->max_buffered);
+		r->failed = 1;
+	} else {
+		oob_xgrow((void **)&r->buf, &r->cap, r->nbuf + n + 1, 1);
+		memcpy(r->buf + r->nbuf, data, n);
+		r->nbuf += n;
+		r->buf[r->nbuf] = '\0';
+	}
+	if (r->failed && !http_req_responded(r))
+		http_respond_error(r, 500, "internal", "upload refused");
+	return MHD_YES;
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char *url,
+				 const char *method, const char *version, const char *upload_data,
+				 size_t *upload_size, void **con_cls)
+{
+	struct http_server *s = cls;
+	struct http_req *r = *con_cls;
+	(void)version;
+	if (!r) {
+		r = oob_xcalloc(1, sizeof(*r));
+		r->srv = s;
+		r->conn = c;
+		r->method = method;
+		r->path = url;
+		*con_cls = r;
+		r->mode = s->hooks.begin(s->ctx, r);
+		int64_t len = http_req_content_length(r);
+		if (r->mode == HTTP_BODY_BUFFER && len > (int64_t)s->max_buffered &&
+		    !http_req_responded(r))
+			http_respond_error(r, 413, "too_large", "request body over %zu bytes",
+					   s->max_buffered);
+		return queue(r);
+	}
+	if (*upload_size) {
+		size_t n = *upload_size;
+		*upload_size = 0;
+		return on_body(r, upload_data, n);
+	}
+	if (r->queued)
+		return MHD_YES;
+	if (r->failed)
+		OOB_DEBUG("http: %s %s: refused; %llu body bytes dropped", method, url,
+			  (unsigned long long)r->discarded);
+	if (!r->failed && !r->ended) {
+		r->ended = 1;
+		s->hooks.end(s->ctx, r);
+	}
+	if (!http_req_responded(r))
+		http_respond_error(r, 500, "internal", "no response for %s %s", method, url);
+	return queue(r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct http_server *s = cls;
+	struct http_req *r = *con_cls;
+	(void)c;
+	if (!r)
+		return;
+	OOB_DEBUG("http: %s %s -> %u%s", r->method, r->path, r->status,
+		  toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection ended early)");
+	s->hooks.done(s->ctx, r, r->ended);
+	if (r->resp)
+		MHD_destroy_response(r->resp);
+	for (int i = 0; i < r->nhdr; i++) {
+		free(r->hdr[i][0]);
+		free(r->hdr[i][1]);
+	}
+	free(r->buf);
+	free(r);
+	*con_cls = NULL;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	OOB_DEBUG("libmicrohttpd: %s", msg);
+}
+
+static int make_addr(const struct http_opts *o, struct sockaddr_storage *ss, int *v6)
+{
+	memset(ss, 0, sizeof(*ss));
+	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+	if (inet_pton(AF_INET, o->host, &a4->sin_addr) == 1) {
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons((uint16_t)o->port);
+		*v6 = 0;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, o->host, &a6->sin6_addr) == 1) {
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons((uint16_t)o->port);
+		*v6 = 1;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* libmicrohttpd reports a failed bind only in its log; try it ourselves
+ * first so the error says what happened. */
+static int probe_bind(const struct sockaddr_storage *ss, int v6, struct oob_err *err,
+		      const struct http_opts *o)
+{
+	int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return oob_err_set(err, -errno, "socket: %s", strerror(errno));
+	int one = 1, rc = 0;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	socklen_t len = v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+	if (bind(fd, (const struct sockaddr *)ss, len) < 0)
+		rc = oob_err_set(err, -errno, "cannot listen on %s port %u: %s", o->host, o->port,
+				 strerror(errno));
+	close(fd);
+	return rc;
+}
+
+struct http_server *http_start(const struct http_opts *o, const struct http_hooks *h, void *ctx,
+			       struct oob_err *err)
+{
+	struct sockaddr_storage ss;
+	int v6;
+	if (make_addr(o, &ss, &v6) < 0) {
+		oob_err_set(err, -EINVAL, "listen address \"%s\" is not numeric", o->host);
+		return NULL;
+	}
+	if (probe_bind(&ss, v6, err, o) < 0)
+		return NULL;
+	struct http_server *s = oob_xcalloc(1, sizeof(*s));
+	s->hooks = *h;
+	s->ctx = ctx;
+	s->max_buffered = o->max_buffered;
+	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD |
+			 MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
+	size_t pool = o->max_header_bytes < 32768 ? 32768 : o->max_header_bytes;
+	s->d = MHD_start_daemon(
+	    flags, (uint16_t)o->port, NULL, NULL, on_access, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+	    NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
+	    o->max_connections, MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
+	    MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+	    s, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
+	if (!s->d) {
+		oob_err_set(err, -EIO, "cannot start the HTTP server on %s port %u", o->host,
+			    o->port);
+		free(s);
+		return NULL;
+	}
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+	s->port = info ? info->port : o->port;
+	return s;
+}
+
+unsigned http_port(const struct http_server *s)
+{
+	return s->port;
+}
+
+void http_stop(struct http_server *s)
+{
+	if (!s)
+		return;
+	MHD_stop_daemon(s->d);
+	free(s);
+}

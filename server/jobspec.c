@@ -1,0 +1,238 @@
+#include "jobspec.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int bad(struct oob_err *err, const char *what)
+{
+	return oob_err_set(err, -EINVAL, "job: %s", what);
+}
+
+/* A positive integer id. */
+static int get_id(const json_t *v, int64_t *out)
+{
+	if (!json_is_integer(v) || json_integer_value(v) <= 0)
+		return -EINVAL;
+	*out = json_integer_value(v);
+	return 0;
+}
+
+/* An address: a non-negative integer or a "0x..." / decimal string. */
+static int get_addr(const json_t *v, uint64_t *out)
+{
+	if (json_is_integer(v) && json_integer_value(v) >= 0) {
+		*out = (uint64_t)json_integer_value(v);
+		return 0;
+	}
+	if (!json_is_string(v))
+		return -EINVAL;
+	const char *s = json_string_value(v);
+	char *end;
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, 0);
+	return (errno || *end || *out == UINT64_MAX) ? -EINVAL : 0;
+}
+
+static int parse_binary(const json_t *v, struct catalog_job_binary *b, size_t i,
+			struct oob_err *err)
+{
+	b->base = UINT64_MAX;
+	if (get_id(v, &b->id) == 0)
+		return 0;
+	const char *key;
+	json_t *x;
+	if (!json_is_object(v))
+		return oob_err_set(err, -EINVAL,
+				   "job: binaries[%zu]: expected an id or {\"id\", \"base\"}", i);
+	json_object_foreach((json_t *)v, key, x)
+	{
+		if (!strcmp(key, "id") && get_id(x, &b->id) == 0)
+			continue;
+		if (!strcmp(key, "base") && (json_is_null(x) || get_addr(x, &b->base) == 0))
+			continue;
+		return oob_err_set(err, -EINVAL, "job: binaries[%zu]: bad or unknown key \"%s\"", i,
+				   key);
+	}
+	if (b->id <= 0)
+		return oob_err_set(err, -EINVAL, "job: binaries[%zu]: \"id\" missing", i);
+	return 0;
+}
+
+static int parse_binaries(const json_t *v, struct jobspec *s, struct oob_err *err)
+{
+	if (!json_is_array(v))
+		return bad(err, "\"binaries\" must be an array");
+	if (json_array_size(v) > JOBSPEC_MAX_BINARIES)
+		return oob_err_set(err, -EINVAL, "job: more than %d binaries",
+				   JOBSPEC_MAX_BINARIES);
+	s->nbins = json_array_size(v);
+	for (size_t i = 0; i < s->nbins; i++) {
+		int rc = parse_binary(json_array_get(v, i), &s->bins[i], i, err);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int get_uint(const json_t *v, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return -EINVAL;
+	uint64_t x = (uint64_t)json_integer_value(v);
+	if (x < lo || x > hi)
+		return -EINVAL;
+	*out = x;
+	return 0;
+}
+
+static int parse_tracerv(const json_t *v, struct trace_tracerv_opts *t, struct oob_err *err)
+{
+	const char *key;
+	json_t *x;
+	uint64_t u;
+	if (!json_is_object(v))
+		return bad(err, "\"options.tracerv\" must be an object");
+	json_object_foreach((json_t *)v, key, x)
+	{
+		if (!strcmp(key, "width") && get_uint(x, 0, 7, &u) == 0)
+			t->width = (unsigned)u;
+		else if (!strcmp(key, "words") && get_uint(x, 0, 8, &u) == 0 && u != 1)
+			t->words = (unsigned)u;
+		else if (!strcmp(key, "valid_bit") && get_uint(x, 0, 63, &u) == 0 &&
+			 (u == 0 || u == 40 || u == 63))
+			t->valid_bit = (unsigned)u;
+		else
+			return oob_err_set(
+			    err, -EINVAL,
+			    "job: options.tracerv.%s: bad value or unknown key (width "
+			    "0..7, words 2..8, valid_bit 40 or 63; 0 = detect)",
+			    key);
+	}
+	return 0;
+}
+
+static int parse_option(const char *key, const json_t *x, struct jobspec *s, struct oob_err *err)
+{
+	uint64_t u;
+	if (!strcmp(key, "format")) {
+		if (json_is_string(x) &&
+		    (!strcmp(json_string_value(x), "auto") ||
+		     trace_format_parse(json_string_value(x), &s->format) == 0))
+			return 0;
+		return bad(err, "options.format: unknown trace format");
+	}
+	if (!strcmp(key, "metric")) {
+		if (json_is_string(x) &&
+		    profile_metric_parse(json_string_value(x), &s->metric) == 0)
+			return 0;
+		return bad(err, "options.metric: expected instructions, cycles or calls");
+	}
+	if (!strcmp(key, "inline")) {
+		if (!json_is_boolean(x))
+			return bad(err, "options.inline: expected true or false");
+		s->inline_frames = json_is_true(x);
+		return 0;
+	}
+	if (!strcmp(key, "tracerv"))
+		return parse_tracerv(x, &s->tracerv, err);
+	if (!strcmp(key, "hart") && get_uint(x, 0, 65535, &u) == 0) {
+		s->hart = (unsigned)u;
+		return 0;
+	}
+	if (!strcmp(key, "max_insns") && get_uint(x, 0, INT64_MAX, &u) == 0) {
+		s->max_insns = u;
+		return 0;
+	}
+	return oob_err_set(err, -EINVAL, "job: options.%s: bad value or unknown option", key);
+}
+
+static int parse_options(const json_t *v, struct jobspec *s, struct oob_err *err)
+{
+	const char *key;
+	json_t *x;
+	if (!json_is_object(v))
+		return bad(err, "\"options\" must be an object");
+	json_object_foreach((json_t *)v, key, x)
+	{
+		int rc = parse_option(key, x, s, err);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int jobspec_parse(const json_t *j, struct jobspec *s, struct oob_err *err)
+{
+	const char *key;
+	json_t *x;
+	int rc = 0;
+	memset(s, 0, sizeof(*s));
+	if (!json_is_object(j))
+		return bad(err, "the body must be a JSON object");
+	json_object_foreach((json_t *)j, key, x)
+	{
+		if (!strcmp(key, "trace"))
+			rc =
+			    get_id(x, &s->trace) < 0 ? bad(err, "\"trace\" must be a trace id") : 0;
+		else if (!strcmp(key, "events"))
+			rc = json_is_null(x) ? 0
+			     : get_id(x, &s->events) < 0
+				 ? bad(err, "\"events\" must be the id of an events upload")
+				 : 0;
+		else if (!strcmp(key, "binaries"))
+			rc = parse_binaries(x, s, err);
+		else if (!strcmp(key, "options"))
+			rc = parse_options(x, s, err);
+		else if (!strcmp(key, "go_trace"))
+			rc = oob_err_set(err, -ENOTSUP,
+					 "job: go_trace: Go execution trace overlays are not built "
+					 "yet");
+		else
+			rc = oob_err_set(err, -EINVAL, "job: unknown key \"%s\"", key);
+		if (rc < 0)
+			return rc;
+	}
+	if (s->trace <= 0)
+		return bad(err, "\"trace\" (a trace id) is required");
+	return 0;
+}
+
+int jobspec_parse_text(const char *text, size_t n, struct jobspec *out, struct oob_err *err)
+{
+	json_error_t je;
+	json_t *j = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je);
+	if (!j)
+		return oob_err_set(err, -EINVAL, "job: bad JSON at line %d column %d: %s", je.line,
+				   je.column, je.text);
+	int rc = jobspec_parse(j, out, err);
+	json_decref(j);
+	return rc;
+}
+
+json_t *jobspec_to_json(const struct jobspec *s)
+{
+	json_t *bins = json_array();
+	for (size_t i = 0; i < s->nbins; i++) {
+		json_t *base = json_null();
+		if (s->bins[i].base != UINT64_MAX) {
+			char hex[24];
+			snprintf(hex, sizeof(hex), "0x%" PRIx64, s->bins[i].base);
+			base = json_string(hex);
+		}
+		json_array_append_new(
+		    bins, json_pack("{s:I, s:o}", "id", (json_int_t)s->bins[i].id, "base", base));
+	}
+	json_t *tv = json_pack("{s:i, s:i, s:i}", "width", (int)s->tracerv.width, "words",
+			       (int)s->tracerv.words, "valid_bit", (int)s->tracerv.valid_bit);
+	json_t *opts =
+	    json_pack("{s:s, s:s, s:b, s:o, s:i, s:I}", "format", trace_format_name(s->format),
+		      "metric", profile_metric_name(s->metric), "inline", s->inline_frames,
+		      "tracerv", tv, "hart", (int)s->hart, "max_insns", (json_int_t)s->max_insns);
+	json_t *ev = s->events ? json_integer(s->events) : json_null();
+	return json_pack("{s:I, s:o, s:o, s:o}", "trace", (json_int_t)s->trace, "binaries", bins,
+			 "events", ev, "options", opts);
+}

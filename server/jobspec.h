@@ -1,0 +1,55 @@
+/*
+ * jobspec: the request that defines a job, parsed and checked in one place
+ * for the API (which accepts it) and the worker (which runs it).
+ *
+ *   {"trace": 3,
+ *    "binaries": [1, {"id": 2, "base": "0x4000000000"}],
+ *    "events": 5,
+ *    "options": {"format": "auto", "metric": "instructions", "inline": false,
+ *                "tracerv": {"width": 1, "words": 2, "valid_bit": 63},
+ *                "hart": 0, "max_insns": 0}}
+ *
+ * "binaries" items are ids or {"id", "base"}: base is the run-time address of
+ * the binary's lowest PT_LOAD segment (integer or "0x..." string; absent or
+ * null = its link address). Everything but "trace" is optional. Unknown keys
+ * are refused, so that a typo does not silently change a job.
+ *
+ * Pure functions, thread-safe.
+ */
+#ifndef OOB_JOBSPEC_H
+#define OOB_JOBSPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "catalog.h"
+#include "oob_err.h"
+#include "profile.h"
+#include "trace.h"
+
+#define JOBSPEC_MAX_BINARIES 64
+
+struct jobspec {
+	int64_t trace;
+	int64_t events; /* 0: none */
+	size_t nbins;
+	struct catalog_job_binary bins[JOBSPEC_MAX_BINARIES];
+	enum trace_format format;
+	enum profile_metric metric;
+	int inline_frames;
+	struct trace_tracerv_opts tracerv;
+	unsigned hart;
+	uint64_t max_insns;
+};
+
+/* Parses a request. -EINVAL naming the offending key; -ENOTSUP for features
+ * that are described in DESIGN.md but not built yet (go_trace). */
+int jobspec_parse(const json_t *j, struct jobspec *out, struct oob_err *err);
+/* Same from text. */
+int jobspec_parse_text(const char *text, size_t n, struct jobspec *out, struct oob_err *err);
+/* The normalized form (every key present), new reference. */
+json_t *jobspec_to_json(const struct jobspec *s);
+
+#endif

@@ -1,0 +1,205 @@
+/*
+ * oobprofd: the oobprof server (DESIGN.md 5). Wires the modules together:
+ * settings -> store + catalog (data folder) -> job pool (worker.h) -> HTTP
+ * (http.h) with the API (api_routes.h). Start-up recovers from a crash:
+ * unfinished uploads are dropped (store), open streams become "incomplete"
+ * and jobs that were running are queued again (catalog). SIGINT/SIGTERM stop
+ * it cleanly: running jobs are interrupted and queued for the next start.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api_cache.h"
+#include "api_routes.h"
+#include "api_static.h"
+#include "catalog.h"
+#include "http.h"
+#include "job.h"
+#include "oob_log.h"
+#include "settings.h"
+#include "store.h"
+#include "upload.h"
+#include "worker.h"
+
+#ifndef OOB_VERSION
+#define OOB_VERSION "unknown"
+#endif
+#ifndef OOB_STATIC_DIRS
+#define OOB_STATIC_DIRS ""
+#endif
+
+#define JSON_BODY_MAX (1u << 20)
+
+struct server {
+	struct settings cfg;
+	struct store *store;
+	struct catalog *cat;
+	struct upload_registry *uploads;
+	struct job_pool *pool;
+	struct worker_env env;
+	struct api_ctx api;
+	struct http_server *http;
+};
+
+/* The first of the --static folder, the installed one and the source tree's
+ * that exists; none is fine (a built-in page is served). */
+static struct api_static *open_static(const struct settings *cfg)
+{
+	struct oob_err err = {0};
+	if (cfg->static_dir[0]) {
+		struct api_static *s = api_static_open(cfg->static_dir, &err);
+		if (!s)
+			OOB_WARN("%s; serving the built-in page", err.msg);
+		return s;
+	}
+	char dirs[4096];
+	snprintf(dirs, sizeof(dirs), "%s", OOB_STATIC_DIRS);
+	for (char *save, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		struct api_static *s = api_static_open(d, NULL);
+		if (s && api_static_count(s))
+			return s;
+		api_static_free(s);
+	}
+	return NULL;
+}
+
+static int write_port_file(const char *path, unsigned port)
+{
+	char tmp[1100];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f || fprintf(f, "%u\n", port) < 0 || fclose(f) != 0)
+		return -1;
+	return rename(tmp, path);
+}
+
+static int recover_jobs(struct server *s, struct oob_err *err)
+{
+	int64_t *ids;
+	size_t n;
+	int closed = catalog_trace_close_streams(s->cat, err);
+	if (closed < 0)
+		return closed;
+	if (closed > 0)
+		OOB_WARN("%d streamed upload(s) were cut short by the last stop", closed);
+	int rc = catalog_job_recover(s->cat, &ids, &n, err);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < n; i++)
+		job_pool_submit(s->pool, ids[i]);
+	if (n)
+		OOB_INFO("%zu queued job(s) resumed", n);
+	free(ids);
+	return 0;
+}
+
+static int open_storage(struct server *s, struct oob_err *err)
+{
+	char db[1200];
+	if (!(s->store = store_open(s->cfg.data_dir, err)))
+		return err->code;
+	snprintf(db, sizeof(db), "%s/catalog.db", s->cfg.data_dir);
+	if (!(s->cat = catalog_open(db, err)))
+		return err->code;
+	return 0;
+}
+
+static int start(struct server *s, struct oob_err *err)
+{
+	struct timespec ts;
+	int rc = open_storage(s, err);
+	if (rc < 0)
+		return rc;
+	s->uploads = upload_registry_new(s->cfg.max_uploads);
+	s->env = (struct worker_env){s->cat, s->store, s->uploads};
+	if (!(s->pool = job_pool_new(s->cfg.workers, worker_run, &s->env, err)))
+		return err->code;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	s->api = (struct api_ctx){.cfg = &s->cfg,
+				  .cat = s->cat,
+				  .store = s->store,
+				  .pool = s->pool,
+				  .uploads = s->uploads,
+				  .statics = open_static(&s->cfg),
+				  .cache = api_cache_new(),
+				  .started = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9};
+	if (s->cfg.token_file[0] && (rc = api_load_token(&s->api, s->cfg.token_file, err)) < 0)
+		return rc;
+	if ((rc = recover_jobs(s, err)) < 0)
+		return rc;
+	struct http_opts ho = {s->cfg.listen_host,	s->cfg.listen_port, s->cfg.max_connections,
+			       s->cfg.max_header_bytes, s->cfg.timeout_s,   JSON_BODY_MAX};
+	if (!(s->http = http_start(&ho, api_hooks(), &s->api, err)))
+		return err->code;
+	return 0;
+}
+
+static void stop(struct server *s)
+{
+	http_stop(s->http); /* no request is running after this */
+	job_pool_free(s->pool);
+	api_cache_free(s->api.cache);
+	api_static_free(s->api.statics);
+	upload_registry_free(s->uploads);
+	catalog_close(s->cat);
+	store_free(s->store);
+}
+
+static int wait_for_signal(void)
+{
+	sigset_t set;
+	int sig = 0;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigwait(&set, &sig);
+	return sig;
+}
+
+int main(int argc, char **argv)
+{
+	static struct server s;
+	struct oob_err err = {0};
+	settings_defaults(&s.cfg);
+	if (settings_parse_args(&s.cfg, argc, argv, &err) < 0) {
+		fprintf(stderr, "oobprofd: %s\n", err.msg);
+		return 2;
+	}
+	if (s.cfg.help || s.cfg.version || s.cfg.print_routes) {
+		if (s.cfg.help)
+			fputs(settings_usage(), stdout);
+		if (s.cfg.version)
+			printf("oobprofd %s\n", OOB_VERSION);
+		if (s.cfg.print_routes)
+			api_print_routes(stdout);
+		return 0;
+	}
+	oob_log_set_level(s.cfg.log_level);
+	/* Blocked before any thread starts, so that only sigwait sees them. */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	int rc = start(&s, &err);
+	if (rc < 0) {
+		fprintf(stderr, "oobprofd: %s\n", err.msg);
+		stop(&s);
+		return 1;
+	}
+	OOB_INFO("oobprofd %s listening on %s port %u, data in %s, %u worker(s), static %s",
+		 OOB_VERSION, s.cfg.listen_host, http_port(s.http), s.cfg.data_dir, s.cfg.workers,
+		 s.api.statics ? api_static_dir(s.api.statics) : "(built-in page)");
+	if (s.cfg.port_file[0] && write_port_file(s.cfg.port_file, http_port(s.http)) < 0)
+		OOB_WARN("cannot write the port file %s", s.cfg.port_file);
+	int sig = wait_for_signal();
+	OOB_INFO("signal %d: stopping", sig);
+	stop(&s);
+	return 0;
+}

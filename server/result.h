@@ -1,0 +1,72 @@
+/*
+ * result: a finished (or partial) profile as the server keeps it, so that
+ * the API can answer without re-running the reconstruction and results
+ * survive restarts.
+ *
+ * A job turns the struct profile that recon_run returned into a compact JSON
+ * document (result_json_from_profile) and stores it as
+ * DATA/results/<job>/profile.json:
+ *
+ *   {"format": "oobprof-profile", "version": 1, "partial": false,
+ *    "has_cycles": true,
+ *    "stats": {"format": "spike", "harts": 1, "instructions": 123, ...},
+ *    "frames": [[name, binary|null, file|null, line, kind, "0xaddr"], ...],
+ *    "nodes":  [[parent, frame, calls, self_insns, self_cycles], ...]}
+ *
+ * Node 0 is the root (parent and frame -1); parents come before children;
+ * totals are not stored but summed again at load, so a file cannot carry
+ * inconsistent totals. kind is enum profile_frame_kind; addr is a hex string
+ * because kernel addresses do not fit a JSON integer.
+ *
+ * The loaded form reuses profile.h's node, frame and stats structs, and its
+ * folded-stack and per-function views follow profile_write_folded and
+ * profile_functions exactly, so that the server and the CLI agree.
+ *
+ * A struct result is immutable once loaded: any number of threads may read it.
+ */
+#ifndef OOB_RESULT_H
+#define OOB_RESULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "oob_err.h"
+#include "profile.h"
+
+#define RESULT_VERSION 1
+
+struct result;
+
+/* JSON text of p (malloc'd, NUL-terminated, caller frees); partial is stored
+ * as the document's "partial" flag, whatever p's stats say. */
+char *result_json_from_profile(const struct profile *p, int partial, size_t *len);
+
+/* Parses a document made by result_json_from_profile. -EINVAL naming what is
+ * malformed (a node whose parent follows it, a frame index out of range...).
+ * The result owns all its strings; release with result_free. */
+struct result *result_parse(const char *text, size_t n, struct oob_err *err);
+/* Reads and parses a file; -ENOENT if it does not exist. */
+struct result *result_load(const char *path, struct oob_err *err);
+void result_free(struct result *r);
+
+size_t result_nnodes(const struct result *r);
+const struct profile_node *result_node(const struct result *r, uint32_t id);
+size_t result_nframes(const struct result *r);
+const struct profile_frame *result_frame(const struct result *r, uint32_t id);
+const struct profile_stats *result_stats(const struct result *r);
+int result_has_cycles(const struct result *r);
+int result_partial(const struct result *r);
+
+/* As profile_write_folded. Returns 0 or -EIO. */
+int result_write_folded(const struct result *r, FILE *f, enum profile_metric m, int annotate);
+/* As profile_functions: *out malloc'd, sorted by self weight of m descending. */
+size_t result_functions(const struct result *r, enum profile_metric m, struct profile_func **out);
+
+/* The statistics as a JSON object (new reference); the shape of "stats" in
+ * the document and of a job's "summary" in the API. */
+json_t *result_stats_json(const struct profile_stats *s);
+
+#endif

@@ -1,0 +1,339 @@
+#include "worker.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jobspec.h"
+#include "oob_log.h"
+#include "oob_mem.h"
+#include "recon.h"
+#include "result.h"
+
+/* Everything one run of one job needs, on the worker's stack. */
+struct run {
+	struct worker_env *env;
+	struct job_ctl *ctl;
+	struct jobspec spec;
+	int fd;		     /* the trace, held open across a stream's rename */
+	char trace_path[64]; /* /proc/self/fd/<fd>: what recon opens */
+	int streaming;
+	uint64_t total, last_size;
+	struct recon_opts opts;
+	struct recon_elf elfs[JOBSPEC_MAX_BINARIES];
+	char elf_paths[JOBSPEC_MAX_BINARIES][1280];
+	char bin_names[JOBSPEC_MAX_BINARIES][CATALOG_NAME_MAX];
+	char scratch[64]; /* DATA/tmp/job-<id>: symlinks named like the binaries */
+	char events_path[1280];
+	double last_db, snap_at, snap_cost;
+	uint64_t snap_insns;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void worker_result_rel(int64_t id, const char *file, char *buf, size_t n)
+{
+	snprintf(buf, n, "results/%lld/%s", (long long)id, file);
+}
+
+static uint64_t fd_size(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* Opens the trace by its catalog path. A stream that completes renames its
+ * file between our catalog read and open(): read the row again then. */
+static int open_trace(struct run *run, struct oob_err *err)
+{
+	for (int attempt = 0; attempt < 3; attempt++) {
+		struct catalog_trace t;
+		char abs[1280];
+		int rc = catalog_trace_get(run->env->cat, run->spec.trace, &t, err);
+		if (rc < 0)
+			return rc;
+		if (!strcmp(t.state, "invalid"))
+			return oob_err_set(err, -EINVAL, "trace %lld is invalid: %s",
+					   (long long)t.id, t.error);
+		store_abspath(run->env->store, t.blob, abs, sizeof(abs));
+		run->fd = open(abs, O_RDONLY | O_CLOEXEC);
+		if (run->fd < 0 && errno == ENOENT)
+			continue;
+		if (run->fd < 0)
+			return oob_err_set(err, -errno, "trace %lld: %s", (long long)t.id,
+					   strerror(errno));
+		run->streaming = !strcmp(t.state, "streaming");
+		run->total = run->streaming ? fd_size(run->fd) : t.size;
+		snprintf(run->trace_path, sizeof(run->trace_path), "/proc/self/fd/%d", run->fd);
+		return 0;
+	}
+	return oob_err_set(err, -ENOENT, "trace %lld: its file vanished",
+			   (long long)run->spec.trace);
+}
+
+/* recon names frames' binaries by the basename of their path, and blobs are
+ * named by hash: give each binary its uploaded name through a symlink in
+ * the job's scratch folder (DATA/tmp/job-<id>, emptied at start-up). */
+static int name_binary(struct run *run, size_t i, const struct catalog_binary *b,
+		       struct oob_err *err)
+{
+	char blob[1280], rel[STORE_REL_MAX + 200];
+	int dup = 0;
+	for (size_t k = 0; k < i; k++)
+		dup |= !strcmp(run->bin_names[k], b->name);
+	snprintf(run->bin_names[i], sizeof(run->bin_names[i]), "%s", b->name);
+	if (dup)
+		snprintf(rel, sizeof(rel), "%s/%s.%zu", run->scratch, b->name, i);
+	else
+		snprintf(rel, sizeof(rel), "%s/%s", run->scratch, b->name);
+	store_abspath(run->env->store, b->blob, blob, sizeof(blob));
+	store_abspath(run->env->store, rel, run->elf_paths[i], sizeof(run->elf_paths[i]));
+	unlink(run->elf_paths[i]);
+	if (symlink(blob, run->elf_paths[i]) < 0)
+		return oob_err_set(err, -errno, "binary %lld: %s", (long long)b->id,
+				   strerror(errno));
+	return 0;
+}
+
+static int resolve_files(struct run *run, struct oob_err *err)
+{
+	int rc;
+	snprintf(run->scratch, sizeof(run->scratch), "tmp/job-%lld", (long long)run->ctl->id);
+	if ((rc = store_mkdir(run->env->store, run->scratch, err)) < 0)
+		return rc;
+	for (size_t i = 0; i < run->spec.nbins; i++) {
+		struct catalog_binary b;
+		if ((rc = catalog_binary_get(run->env->cat, run->spec.bins[i].id, &b, err)) < 0)
+			return rc;
+		if ((rc = name_binary(run, i, &b, err)) < 0)
+			return rc;
+		run->elfs[i].path = run->elf_paths[i];
+		run->elfs[i].base =
+		    run->spec.bins[i].base == UINT64_MAX ? RECON_BASE_LINK : run->spec.bins[i].base;
+	}
+	if (run->spec.events) {
+		struct catalog_trace e;
+		if ((rc = catalog_trace_get(run->env->cat, run->spec.events, &e, err)) < 0)
+			return rc;
+		store_abspath(run->env->store, e.blob, run->events_path, sizeof(run->events_path));
+	}
+	return open_trace(run, err);
+}
+
+/* in_opts.more of a streamed trace. After the stream closes it asks for one
+ * more read when the file grew since the last call, so that bytes written
+ * just before the close are never lost. */
+static int follow_more(void *ctx)
+{
+	struct run *run = ctx;
+	if (run->ctl->cancel)
+		return -ECANCELED;
+	int open = upload_stream_wait(run->env->uploads, run->spec.trace, 200);
+	uint64_t size = fd_size(run->fd);
+	int grew = size != run->last_size;
+	run->last_size = size;
+	run->total = size;
+	return open || grew;
+}
+
+static char *folded_text(const struct profile *p, enum profile_metric m, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	if (!f)
+		return NULL;
+	int rc = profile_write_folded(p, f, m, 0);
+	fclose(f);
+	if (rc < 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Writes both result files and fills the catalog row for them. */
+static int write_result(struct run *run, const struct profile *p, int partial,
+			struct catalog_result *r, struct oob_err *err)
+{
+	int64_t id = run->ctl->id;
+	size_t len = 0;
+	memset(r, 0, sizeof(*r));
+	r->job_id = id;
+	r->partial = partial;
+	worker_result_rel(id, "profile.json", r->profile, sizeof(r->profile));
+	worker_result_rel(id, "folded.txt", r->folded, sizeof(r->folded));
+	char *json = result_json_from_profile(p, partial, &len);
+	if (!json)
+		return oob_err_set(err, -ENOMEM, "cannot serialize the profile");
+	int rc = store_put_file(run->env->store, r->profile, json, len, err);
+	free(json);
+	if (rc < 0)
+		return rc;
+	char *folded = folded_text(p, run->spec.metric, &len);
+	if (!folded)
+		return oob_err_set(err, -EIO, "cannot write folded stacks");
+	rc = store_put_file(run->env->store, r->folded, folded, len, err);
+	free(folded);
+	if (rc < 0)
+		return rc;
+	struct profile_stats st = *profile_stats(p);
+	st.partial = partial;
+	json_t *sj = result_stats_json(&st);
+	char *stats = json_dumps(sj, JSON_COMPACT);
+	json_decref(sj);
+	snprintf(r->stats, sizeof(r->stats), "%s", stats ? stats : "{}");
+	free(stats);
+	return 0;
+}
+
+/* A partial result of a stream still being uploaded: the instructions
+ * decoded so far (their bytes are complete on disk) reconstructed again. */
+static void snapshot(struct run *run, uint64_t insns)
+{
+	struct recon_opts o = run->opts;
+	const char *path = run->trace_path;
+	struct profile *p = NULL;
+	struct oob_err err = {0};
+	struct catalog_result r;
+	double t0 = now_s();
+	o.trace.in.more = NULL;
+	o.max_insns = insns;
+	o.progress = NULL;
+	if (recon_run(&o, &path, 1, &p, &err) == 0 && write_result(run, p, 1, &r, &err) == 0 &&
+	    catalog_result_put(run->env->cat, &r, &err) == 0)
+		OOB_INFO("job %lld: partial result after %llu instructions",
+			 (long long)run->ctl->id, (unsigned long long)insns);
+	else
+		OOB_DEBUG("job %lld: no snapshot: %s", (long long)run->ctl->id, err.msg);
+	profile_free(p);
+	run->snap_insns = insns;
+	run->snap_at = now_s();
+	run->snap_cost = run->snap_at - t0;
+}
+
+static void on_progress(void *ctx, uint64_t raw_bytes, uint64_t insns)
+{
+	struct run *run = ctx;
+	double t = now_s();
+	if (run->streaming)
+		run->total = fd_size(run->fd);
+	job_ctl_progress(run->ctl, raw_bytes, run->total, insns);
+	if (t - run->last_db >= 1.0) {
+		catalog_job_progress(run->env->cat, run->ctl->id, raw_bytes, run->total, insns,
+				     NULL);
+		run->last_db = t;
+	}
+	if (run->streaming && upload_stream_is_open(run->env->uploads, run->spec.trace) &&
+	    insns > run->snap_insns && t - run->snap_at >= 2.0 &&
+	    t - run->snap_at >= 4 * run->snap_cost)
+		snapshot(run, insns);
+}
+
+static void setup_opts(struct run *run)
+{
+	struct recon_opts *o = &run->opts;
+	memset(o, 0, sizeof(*o));
+	o->trace.format = run->spec.format;
+	o->trace.tracerv = run->spec.tracerv;
+	o->trace.hart = (uint16_t)run->spec.hart;
+	if (run->streaming) {
+		o->trace.in.more = follow_more;
+		o->trace.in.more_ctx = run;
+		run->last_size = fd_size(run->fd);
+	}
+	o->elfs = run->elfs;
+	o->nelfs = run->spec.nbins;
+	o->events_path = run->spec.events ? run->events_path : NULL;
+	o->inline_frames = run->spec.inline_frames;
+	o->max_insns = run->spec.max_insns;
+	o->progress = on_progress;
+	o->progress_ctx = run;
+	o->cancel = &run->ctl->cancel;
+}
+
+/* A stream that ended without a proper close (client gone, server restart)
+ * leaves the trace "incomplete": its result stays marked partial. */
+static int trace_complete(struct run *run)
+{
+	struct catalog_trace t;
+	return catalog_trace_get(run->env->cat, run->spec.trace, &t, NULL) == 0 &&
+	       !strcmp(t.state, "ready");
+}
+
+static int finish(struct run *run, int rc, struct profile *p, struct oob_err *err)
+{
+	struct catalog *cat = run->env->cat;
+	int64_t id = run->ctl->id;
+	struct catalog_result r;
+	if (rc == 0) {
+		int partial = profile_stats(p)->partial || !trace_complete(run);
+		rc = write_result(run, p, partial, &r, err);
+		if (rc == 0) {
+			const struct profile_stats *st = profile_stats(p);
+			catalog_job_progress(cat, id, st->raw_bytes, run->total, st->instructions,
+					     NULL);
+			return catalog_job_finish(cat, id, "done", 0, NULL, &r, err);
+		}
+	}
+	if (rc == -ECANCELED && run->ctl->cancel == JOB_STOP_SHUTDOWN) {
+		OOB_INFO("job %lld: interrupted by shutdown; it will run again", (long long)id);
+		return catalog_job_transition(cat, id, "running", "queued", NULL);
+	}
+	if (rc == -ECANCELED && run->ctl->cancel)
+		return catalog_job_finish(cat, id, "cancelled", rc, "cancelled", NULL, NULL);
+	char *at = strstr(err->msg, run->trace_path);
+	if (run->trace_path[0] && at) { /* say "trace N", not /proc/self/fd/N */
+		char rest[OOB_ERR_MSG_MAX];
+		snprintf(rest, sizeof(rest), "%s", at + strlen(run->trace_path));
+		snprintf(at, sizeof(err->msg) - (size_t)(at - err->msg), "trace %lld%s",
+			 (long long)run->spec.trace, rest);
+	}
+	OOB_INFO("job %lld failed: %s", (long long)id, err->msg);
+	return catalog_job_finish(cat, id, "failed", rc, err->msg, NULL, NULL);
+}
+
+int worker_run(void *ctx, struct job_ctl *ctl)
+{
+	struct run *run = oob_xcalloc(1, sizeof(*run));
+	struct catalog_job *job = oob_xmalloc(sizeof(*job));
+	struct oob_err err = {0};
+	struct profile *p = NULL;
+	run->env = ctx;
+	run->ctl = ctl;
+	run->fd = -1;
+	int rc = catalog_job_get(run->env->cat, ctl->id, job, &err);
+	if (rc == 0)
+		rc = catalog_job_transition(run->env->cat, ctl->id, "queued", "running", &err);
+	if (rc < 0) {
+		OOB_INFO("job %lld not started: %s", (long long)ctl->id, err.msg);
+		goto out;
+	}
+	rc = jobspec_parse_text(job->spec, strlen(job->spec), &run->spec, &err);
+	if (rc == 0)
+		rc = resolve_files(run, &err);
+	if (rc == 0) {
+		setup_opts(run);
+		const char *path = run->trace_path;
+		job_ctl_progress(ctl, 0, run->total, 0);
+		rc = recon_run(&run->opts, &path, 1, &p, &err);
+	}
+	rc = finish(run, rc, p, &err);
+out:
+	profile_free(p);
+	if (run->scratch[0])
+		store_rmdir(run->env->store, run->scratch, NULL);
+	if (run->fd >= 0)
+		close(run->fd);
+	free(job);
+	free(run);
+	return rc;
+}

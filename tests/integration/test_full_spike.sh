@@ -1,0 +1,191 @@
+#!/bin/sh
+# Full-stack reconstruction of the real Spike run (../shared/fixtures/spike):
+# processes told apart out of band, from the kernel's own functions and the
+# register writebacks in the log. Ground truth, none of it from oobprof:
+#  - what the guest printed (console.log): pid 1, its workers' pids;
+#  - init.c: pid 1 forks three workers and one child that execs /prog;
+#  - the log itself, read by a small independent script: user instructions per
+#    address space (the satp value in force), which ELF's code each address
+#    space ran (its instruction bits compared with init's and prog's bytes),
+#    and a pc histogram per address space mapped to functions with readelf.
+set -u
+T=test_full_spike
+G=$OOB_BUILDDIR/tests/gen
+CLI=$OOB_BUILDDIR/oobprof
+S=$OOB_SHARED/fixtures/spike
+LOG=$G/readers/spike.log
+for f in "$CLI" "$LOG" "$G/vmlinux" "$S/init" "$S/prog" "$S/console.log"; do
+	[ -e "$f" ] || { echo "SKIP: $T: all: missing $f"; exit 0; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ELFS="--elf $G/vmlinux --elf $S/init --elf $S/prog"
+
+"$CLI" processes $ELFS "$LOG" >"$tmp/procs.json" || { echo "FAIL: $T: processes: oobprof failed"; exit 1; }
+"$CLI" fold --annotate $ELFS "$LOG" >"$tmp/fold" || { echo "FAIL: $T: fold: oobprof failed"; exit 1; }
+"$CLI" stats $ELFS "$LOG" >"$tmp/stats" || { echo "FAIL: $T: stats: oobprof failed"; exit 1; }
+
+python3 - "$tmp" "$LOG" "$S" <<'PY'
+import collections, json, re, subprocess, sys
+tmp, log, S = sys.argv[1:4]
+T = "test_full_spike"
+def check(name, ok, detail=""):
+    print(("PASS" if ok else "FAIL") + ": %s: %s%s" % (T, name, (" (" + detail + ")") if detail else ""))
+
+procs = json.load(open(tmp + "/procs.json"))["processes"]
+bypid = {p["pid"]: p for p in procs}
+
+# --- the guest's own words
+console = open(S + "/console.log", errors="replace").read()
+workers = sorted(int(m) for m in re.findall(r"worker \d+ pid (\d+)", console))
+init_pid = int(re.search(r"hello from pid (\d+)", console).group(1))
+check("pid 1 is init", init_pid in bypid and bypid[init_pid]["comm"] == "init",
+      "console says pid %d" % init_pid)
+kids = sorted(bypid.get(init_pid, {}).get("children", []))
+check("workers are init's children", all(w in kids for w in workers) and len(workers) == 3,
+      "console %s, children %s" % (workers, kids))
+execd = [p for p in procs if p["exec"]]
+check("one child exec'd /prog", len(execd) == 1 and execd[0]["exec"][0]["path"] == "/prog"
+      and execd[0]["comm"] == "prog" and execd[0]["ppid"] == init_pid
+      and execd[0]["pid"] not in workers and execd[0]["pid"] in kids,
+      json.dumps([(p["pid"], p["exec"]) for p in execd]))
+check("exactly four children", len(kids) == 4, str(kids))
+
+# --- independent reading of the log: address spaces, their code, their pcs
+def elf_bytes(path):
+    out = tmp + "/text.bin"
+    subprocess.run(["riscv64-linux-gnu-objcopy", "-O", "binary", "--only-section=.text",
+                    path, out], check=True)
+    addr = int(subprocess.run(["riscv64-linux-gnu-readelf", "-SW", path], capture_output=True,
+               text=True).stdout.split(" .text")[1].split()[1], 16)
+    return addr, open(out, "rb").read()
+canon = {}  # every name of a function -> one name for all its aliases
+def funcs(path):
+    byaddr, labels = {}, []
+    for l in subprocess.run(["riscv64-linux-gnu-readelf", "-sW", path], capture_output=True,
+                            text=True).stdout.splitlines():
+        w = l.split()
+        if len(w) < 8 or w[6] == "UND":
+            continue
+        if w[3] in ("FUNC", "IFUNC"):
+            e = byaddr.setdefault(int(w[1], 16), [0, []])
+            e[0] = max(e[0], int(w[2], 0))
+            e[1].append(w[7])
+        elif w[3] == "NOTYPE" and w[2] == "0" and not w[7].startswith(("$", ".L")):
+            labels.append((int(w[1], 16), w[7]))
+    f = []
+    for a, (size, names) in byaddr.items():
+        c = min(names)
+        for n in names:
+            canon[n] = c
+        f.append([a, size, c])
+    # zero-size code labels (crt1's load_gp) name what no function covers
+    for a, n in labels:
+        canon.setdefault(n, n)
+    f.sort()
+    # a function of size 0 (crtstuff's) runs to the next symbol, as binutils reads it
+    starts = sorted(set([x[0] for x in f] + [a for a, _ in labels]))
+    for x in f:
+        if x[1] == 0:
+            nxt = [a for a in starts if a > x[0]]
+            x[1] = (nxt[0] - x[0]) if nxt else 1
+    return f, sorted(labels)
+elfs = {n: (elf_bytes(S + "/" + n), funcs(S + "/" + n)) for n in ("init", "prog")}
+
+satp, spaces = None, collections.OrderedDict()
+line_re = re.compile(r"core\s+\d+: (\d) 0x([0-9a-f]+) \(0x([0-9a-f]+)\)")
+for line in open(log):
+    m = line_re.match(line)
+    if m and m.group(1) == "0":
+        sp = spaces.setdefault(satp, {"n": 0, "pcs": collections.Counter(), "bits": {}})
+        pc = int(m.group(2), 16)
+        sp["n"] += 1
+        sp["pcs"][pc] += 1
+        sp["bits"][pc] = int(m.group(3), 16)
+    s = re.search(r"c384_satp (0x[0-9a-f]+)", line)
+    if s:
+        satp = s.group(1)
+
+def which_elf(sp):
+    # The ELF whose .text holds exactly the bits executed at every pc inside it.
+    for name, ((addr, text), _) in elfs.items():
+        inside = [(pc, b) for pc, b in sp["bits"].items() if 0 <= pc - addr < len(text) - 4]
+        if inside and all(int.from_bytes(text[pc - addr:pc - addr + (2 if (b & 3) != 3 else 4)],
+                                         "little") == b for pc, b in inside):
+            return name
+    return None
+for sp in spaces.values():
+    sp["elf"] = which_elf(sp)
+check("every address space ran init or prog", all(sp["elf"] for sp in spaces.values()),
+      str([(k, sp["elf"]) for k, sp in spaces.items()]))
+
+# user instructions: one address space per process, two for the one that exec'd
+counts = sorted(sp["n"] for sp in spaces.values())
+ours = {p["pid"]: p["instructions"]["user"] for p in procs if p["instructions"]["user"]}
+plain = sorted(v for pid, v in ours.items() if pid not in [e["pid"] for e in execd])
+rest = list(counts)
+for v in plain:
+    if v in rest:
+        rest.remove(v)
+ok = len(rest) == 2 and execd and sum(rest) == ours.get(execd[0]["pid"])
+check("user instructions per process = per address space", ok,
+      "ours %s, log %s" % (sorted(ours.values()), counts))
+
+# user self instructions per (process, function): histogram vs folded leaves
+def fname(tables, pc):
+    fs, labels = tables
+    lo, hi = 0, len(fs)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if fs[mid][0] <= pc:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo and fs[lo - 1][0] <= pc < fs[lo - 1][0] + max(fs[lo - 1][1], 1):
+        return fs[lo - 1][2]
+    # a label covers up to the next function or label
+    nxt_f = min([a for a, _, _ in fs if a > pc], default=1 << 64)
+    before = [(a, n) for a, n in labels if a <= pc]
+    if before and (not lo or fs[lo - 1][0] < before[-1][0]) and pc < nxt_f:
+        return before[-1][1]
+    return "?"
+truth = collections.Counter()
+by_count = {v: pid for pid, v in ours.items()}
+for sp in spaces.values():
+    pid = by_count.get(sp["n"], execd[0]["pid"] if execd else None)
+    for pc, c in sp["pcs"].items():
+        truth[(pid, fname(elfs[sp["elf"]][1], pc))] += c
+got = collections.Counter()
+for l in open(tmp + "/fold"):
+    stack, w = l.rsplit(" ", 1)
+    fr = stack.split(";")
+    leaf = fr[-1]
+    if leaf.endswith("_[k]") or leaf.startswith("["):
+        continue
+    pid = int(fr[0].split()[-1]) if fr[0].split()[-1].isdigit() else None
+    name = re.sub(r" \(.*\)$", "", leaf)
+    got[(pid, canon.get(name, name))] += int(w)
+bad = [(k, v, got.get(k)) for k, v in truth.items() if got.get(k) != v]
+extra = [(k, v) for k, v in got.items() if k not in truth]
+check("user self instructions per process and function", not bad and not extra,
+      "%d pairs; %s %s" % (len(truth), bad[:4], extra[:4]))
+
+# kernel frames only above a trap marker, user frames only below one
+mixed = 0
+for l in open(tmp + "/fold"):
+    fr = l.rsplit(" ", 1)[0].split(";")[1:]
+    seen_trap = False
+    for f in fr:
+        if f.startswith("[trap") or f.startswith("[irq"):
+            seen_trap = True
+        elif f.endswith("_[k]") != seen_trap and not f.startswith("["):
+            # kernel threads have no user part: a kernel frame first is fine
+            if not (f.endswith("_[k]") and fr[0].endswith("_[k]")):
+                mixed += 1
+                break
+check("kernel and user frames never mix", mixed == 0, "%d stacks mix them" % mixed)
+
+st = dict(l.split(": ", 1) for l in open(tmp + "/stats").read().splitlines())
+rep = int(st["repairs_unknown"]) + int(st["repairs_unwind"])
+check("repairs near zero", rep <= 10, "unwind %s unknown %s" % (st["repairs_unwind"].strip(), st["repairs_unknown"].strip()))
+PY

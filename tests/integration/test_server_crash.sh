@@ -1,0 +1,127 @@
+#!/bin/sh
+# test_server_crash.sh: kill -9 of oobprofd during an upload and during jobs,
+# then a restart on the same data folder: no accepted upload is lost (its
+# blob still hashes to its sha256), no half-written file is visible (no
+# temporary upload or result file, every result parses), the upload that was
+# cut leaves nothing, and the interrupted job runs again to the same result
+# as its uninterrupted twins.
+set -u
+T=test_server_crash
+. "$OOB_SRCDIR/tests/tools/server-lib.sh"
+W=$OOB_BUILDDIR/tests/out/server_crash
+rm -rf "$W"
+mkdir -p "$W"
+if [ ! -x "$OOBPROFD" ]; then
+	skip all "oobprofd not built"
+	exit 0
+fi
+if ! pick_inputs; then
+	skip all "no real trace: neither tests/gen/progs nor the Spike fixture"
+	exit 0
+fi
+# Jobs long enough to be caught running: the whole Spike fixture if it is
+# there (1.9 M instructions of kernel and user code), else the program trace.
+JTRACE=$TRACE
+JELF=$ELF
+if [ -s "$SHARED/fixtures/spike/linux-init.commits.log.xz" ]; then
+	JTRACE=$W/spike-full.log
+	xz -dc "$SHARED/fixtures/spike/linux-init.commits.log.xz" >"$JTRACE"
+	JELF=$SHARED/fixtures/spike/init
+fi
+
+srv_start "$W/data" --workers 1 || {
+	fail start "server did not start"
+	exit 0
+}
+curl -s --data-binary "@$JELF" "$SRV_URL/api/v1/binaries?name=init" >"$W/bin.json"
+BIN=$(jq_py "$W/bin.json" 'j["id"]')
+curl -s -T "$JTRACE" "$SRV_URL/api/v1/traces?name=jobs" >"$W/tr.json"
+TR=$(jq_py "$W/tr.json" 'j["id"]')
+curl -s -T "$TRACE" "$SRV_URL/api/v1/traces?name=accepted" >"$W/acc.json"
+ACC_SHA=$(jq_py "$W/acc.json" 'j["sha256"]')
+
+# ---- kill -9 while an upload is half way ----
+port=$(cat "$W/data.port")
+python3 - "$port" >"$W/slow.log" 2>&1 <<'EOF' &
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"POST /api/v1/traces?name=halfway HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n")
+try:
+    for i in range(100):
+        s.sendall(b"core   0: 3 0x0000000080000000 (0x00000013)\n" * 1000)
+        time.sleep(0.05)
+except OSError:
+    pass
+EOF
+slow=$!
+for i in $(seq 1 50); do
+	[ -n "$(ls "$W/data/tmp" 2>/dev/null)" ] && [ "$(stat -c %s "$W/data/tmp/"* 2>/dev/null | head -n 1)" -gt 100000 ] && break
+	sleep 0.1
+done
+partial=$(ls "$W/data/tmp")
+srv_kill9
+wait $slow
+[ -n "$partial" ] && pass "killed with an upload half way ($(stat -c %s "$W/data/tmp/"* 2>/dev/null | head -n 1) bytes in $partial)" ||
+	fail "upload in flight" "no temporary file seen"
+
+srv_start "$W/data" --workers 1 || {
+	fail restart "server did not restart"
+	exit 0
+}
+names=$(curl -s "$SRV_URL/api/v1/traces" | python3 -c 'import json,sys; print(" ".join(sorted(t["name"] for t in json.load(sys.stdin)["traces"])))')
+blob=$W/data/blobs/sha256/$(echo "$ACC_SHA" | cut -c1-2)/$(echo "$ACC_SHA" | cut -c3-)
+if [ "$names" = "accepted jobs" ] && [ -z "$(ls "$W/data/tmp")" ] &&
+	[ "$(sha256sum "$blob" | cut -d' ' -f1)" = "$ACC_SHA" ]; then
+	pass "after the crash: accepted uploads intact (sha256), the cut one gone, no temporary file"
+else
+	fail "after upload crash" "traces: $names; tmp: $(ls "$W/data/tmp"); blob $(sha256sum "$blob" 2>&1)"
+fi
+
+# ---- kill -9 while a job runs ----
+# Five identical jobs on one worker run one after the other; the server dies
+# while one of them runs.
+for i in 1 2 3 4 5; do
+	curl -s -d "{\"trace\": $TR, \"binaries\": [$BIN]}" "$SRV_URL/api/v1/jobs" >/dev/null
+done
+victim=
+for i in $(seq 1 300); do
+	curl -s "$SRV_URL/api/v1/jobs" >"$W/jobs.json"
+	victim=$(jq_py "$W/jobs.json" '" ".join(str(x["id"]) for x in j["jobs"] if x["state"] == "running" and x["id"] > 1)')
+	[ -n "$victim" ] && break
+	sleep 0.05
+done
+srv_kill9
+before=$(jq_py "$W/jobs.json" '" ".join("%d:%s" % (x["id"], x["state"]) for x in j["jobs"])')
+if [ -z "$victim" ]; then
+	fail "job crash" "no job seen running: $before"
+	exit 0
+fi
+pass "killed while job $victim ran ($before)"
+srv_start "$W/data" --workers 1 || {
+	fail restart2 "server did not restart"
+	exit 0
+}
+for id in 1 2 3 4 5; do
+	s=$(wait_job "$id" 300)
+	[ "$s" = done ] || fail "job $id after restart" "$s: $(cat "$W/job.json")"
+	curl -s "$SRV_URL/api/v1/jobs/$id/folded" >"$W/folded.$id"
+done
+runs=$(curl -s "$SRV_URL/api/v1/jobs/$victim" | python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"])')
+same=1
+for id in 2 3 4 5; do
+	cmp -s "$W/folded.1" "$W/folded.$id" || same=0
+done
+if [ "$runs" = 2 ] && [ $same = 1 ] && [ -s "$W/folded.1" ]; then
+	pass "job $victim ran again after the crash (runs = 2) to the same folded stacks as the 4 others ($(wc -l <"$W/folded.1" | tr -d ' ') lines)"
+else
+	fail "job re-run" "runs $runs, identical $same"
+fi
+left=$(find "$W/data" -name '*.tmp-*' -o -name 'upload-*' | head -n 3)
+badjson=0
+for f in "$W"/data/results/*/profile.json; do
+	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$f" 2>/dev/null || badjson=$((badjson + 1))
+done
+[ -z "$left" ] && [ $badjson = 0 ] && pass "no half-written file: every result parses, no temporary file left" ||
+	fail "half-written files" "left: $left; $badjson unparsable results"
+srv_stop || fail "clean shutdown" "exit status $?: $(tail -n 5 "$W/data.log")"
+rm -f "$W/spike-full.log"

@@ -1,0 +1,86 @@
+#!/bin/sh
+# test_server_openapi.sh: api/openapi.yaml describes exactly the routes the
+# server registers (oobprofd --print-routes), in both directions, and every
+# documented route answers with its documented kind of status on a live
+# server (no route in the table that the server does not really route).
+set -u
+T=test_server_openapi
+. "$OOB_SRCDIR/tests/tools/server-lib.sh"
+W=$OOB_BUILDDIR/tests/out/server_openapi
+rm -rf "$W"
+mkdir -p "$W"
+if [ ! -x "$OOBPROFD" ]; then
+	skip all "oobprofd not built"
+	exit 0
+fi
+"$OOBPROFD" --print-routes >"$W/routes.txt" || {
+	fail "print-routes" "oobprofd --print-routes failed"
+	exit 0
+}
+python3 - "$OOB_SRCDIR/api/openapi.yaml" "$W/routes.txt" <<'EOF'
+import re, sys
+T = "test_server_openapi"
+spec, routes = sys.argv[1:]
+try:
+    import yaml
+    doc = yaml.safe_load(open(spec))
+    documented = {(m.upper(), p) for p, ops in doc["paths"].items() for m in ops
+                  if m in ("get", "put", "post", "delete", "patch", "head")}
+    how = "PyYAML"
+except ImportError:
+    # The paths section by indentation: "  /path:" then "    method:".
+    documented, path, inside = set(), None, False
+    for line in open(spec):
+        if re.match(r"^paths:", line):
+            inside = True
+            continue
+        if inside and re.match(r"^\S", line):
+            inside = False
+        m = re.match(r"^  (/\S*):\s*$", line)
+        if inside and m:
+            path = m.group(1)
+        m = re.match(r"^    (get|put|post|delete|patch|head):", line)
+        if inside and path and m:
+            documented.add((m.group(1).upper(), path))
+    how = "indentation"
+served = {tuple(l.split()) for l in open(routes) if l.strip()}
+missing = sorted(served - documented)
+extra = sorted(documented - served)
+if missing:
+    print("FAIL: %s: every served route is documented: undocumented: %s" % (T, missing))
+else:
+    print("PASS: %s: every served route is documented (%d routes)" % (T, len(served)))
+if extra:
+    print("FAIL: %s: every documented route is served: not served: %s" % (T, extra))
+else:
+    print("PASS: %s: every documented route is served (%d operations, read with %s)" % (T, len(documented), how))
+EOF
+
+# Each route of the table, called on a live server with ids that do not
+# exist, is routed: it answers JSON with a status other than 405 and other
+# than 404 "no such route".
+srv_start "$W/data" || {
+	fail "live routes" "server did not start"
+	exit 0
+}
+bad=0
+n=0
+while read -r method pattern; do
+	path=$(echo "$pattern" | sed 's/{id}/987654/; s/{name}/speedscope/')
+	[ "$pattern" = "/{name}" ] && path=/no-such-file.js
+	case $method in
+	POST | PUT) st=$(http "$method" "$SRV_URL$path" "$W/resp" --data-binary 'x') ;;
+	*) st=$(http "$method" "$SRV_URL$path" "$W/resp") ;;
+	esac
+	n=$((n + 1))
+	if [ "$st" = 405 ] || grep -q '"no such route' "$W/resp" 2>/dev/null || [ "$st" = 000 ]; then
+		echo "route $method $pattern -> $st: $(head -c 200 "$W/resp")" >>"$W/unrouted"
+		bad=$((bad + 1))
+	fi
+done <"$W/routes.txt"
+if [ $bad -eq 0 ]; then
+	pass "all $n routes are routed by the live server"
+else
+	fail "live routes" "$bad of $n not routed: $(head -n 3 "$W/unrouted")"
+fi
+srv_stop || fail "clean shutdown" "exit status $? (sanitizer report in $W/data.log?)"

@@ -1,0 +1,253 @@
+#include "catalog.h"
+#include "oobtest.h"
+
+#include <stdint.h>
+
+static char tmpdir[256], dbpath[300];
+
+/* Runs a query with the sqlite3 command line tool: an independent reader of
+ * what we wrote. Returns its first output line. */
+static const char *sql_cli(const char *q)
+{
+	static char line[512];
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "sqlite3 '%s' \"%s\" 2>&1", dbpath, q);
+	FILE *p = popen(cmd, "r");
+	line[0] = '\0';
+	if (p) {
+		if (!fgets(line, sizeof(line), p))
+			line[0] = '\0';
+		pclose(p);
+	}
+	line[strcspn(line, "\n")] = '\0';
+	return line;
+}
+
+static int64_t add_trace(struct catalog *c, const char *name, const char *state)
+{
+	struct catalog_trace t = {0};
+	snprintf(t.name, sizeof(t.name), "%s", name);
+	snprintf(t.sha256, sizeof(t.sha256), "%064d", 7);
+	snprintf(t.blob, sizeof(t.blob), "blobs/sha256/00/x");
+	snprintf(t.format, sizeof(t.format), "spike");
+	snprintf(t.state, sizeof(t.state), "%s", state);
+	t.size = 123;
+	return catalog_trace_add(c, &t, NULL) == 0 ? t.id : -1;
+}
+
+static void schema_and_pragmas(void)
+{
+	struct oob_err e = {0};
+	struct catalog *c = catalog_open(dbpath, &e);
+	CHECK(c != NULL);
+	CHECK_EQ(catalog_schema_version(c), CATALOG_SCHEMA_VERSION);
+	catalog_close(c);
+	if (system("command -v sqlite3 >/dev/null 2>&1") != 0)
+		SKIP("sqlite3 command line tool not installed");
+	char want[16];
+	snprintf(want, sizeof(want), "%d", CATALOG_SCHEMA_VERSION);
+	CHECK_STR(sql_cli("PRAGMA user_version"), want);
+	CHECK_STR(sql_cli("PRAGMA journal_mode"), "wal");
+	/* Reopening an up-to-date catalog migrates nothing and keeps rows. */
+	c = catalog_open(dbpath, &e);
+	CHECK(c != NULL);
+	catalog_close(c);
+}
+
+static void newer_schema_is_refused(void)
+{
+	char path[400];
+	snprintf(path, sizeof(path), "%s/future.db", tmpdir);
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "sqlite3 '%s' 'PRAGMA user_version = 99' 2>&1", path);
+	if (system("command -v sqlite3 >/dev/null 2>&1") != 0 || system(cmd) != 0)
+		SKIP("sqlite3 command line tool not installed");
+	struct oob_err e = {0};
+	CHECK(catalog_open(path, &e) == NULL);
+	CHECK_EQ(e.code, -ENOTSUP);
+	CHECK(strstr(e.msg, "99") != NULL);
+}
+
+static void binaries_round_trip(void)
+{
+	struct oob_err e = {0};
+	struct catalog *c = catalog_open(dbpath, &e);
+	CHECK(c != NULL);
+	struct catalog_binary b = {0}, got;
+	snprintf(b.name, sizeof(b.name), "vmlinux");
+	snprintf(b.sha256, sizeof(b.sha256), "%064d", 42);
+	snprintf(b.blob, sizeof(b.blob), "blobs/sha256/00/42");
+	snprintf(b.build_id, sizeof(b.build_id), "abcdef");
+	b.machine = 243;
+	b.nfuncs = 31337;
+	b.has_dwarf = 1;
+	b.size = 38000000;
+	CHECK_EQ(catalog_binary_add(c, &b, &e), 0);
+	CHECK(b.id > 0);
+	CHECK_EQ(catalog_binary_get(c, b.id, &got, &e), 0);
+	CHECK_STR(got.name, "vmlinux");
+	CHECK_EQ(got.nfuncs, 31337);
+	CHECK_EQ(got.machine, 243);
+	CHECK_EQ(got.size, 38000000);
+	CHECK_EQ(catalog_binary_find(c, b.sha256, &got, &e), 0);
+	CHECK_EQ(got.id, b.id);
+	CHECK_EQ(catalog_binary_find(c, "nope", &got, &e), -ENOENT);
+	CHECK_EQ(catalog_binary_get(c, 999, &got, &e), -ENOENT);
+	CHECK(strstr(e.msg, "999") != NULL);
+	/* Quotes in names are data, not SQL. */
+	struct catalog_binary evil = b;
+	snprintf(evil.name, sizeof(evil.name), "x'); DROP TABLE binaries; --");
+	CHECK_EQ(catalog_binary_add(c, &evil, &e), 0);
+	struct catalog_binary *list;
+	size_t n;
+	CHECK_EQ(catalog_binary_list(c, 0, 100, &list, &n, &e), 0);
+	CHECK_EQ(n, 2);
+	CHECK_STR(list[1].name, "x'); DROP TABLE binaries; --");
+	free(list);
+	CHECK_EQ(catalog_binary_list(c, b.id, 100, &list, &n, &e), 0);
+	CHECK_EQ(n, 1);
+	free(list);
+	catalog_close(c);
+}
+
+static void traces_and_streams(void)
+{
+	struct oob_err e = {0};
+	struct catalog *c = catalog_open(dbpath, &e);
+	CHECK(c != NULL);
+	int64_t a = add_trace(c, "boot", "ready");
+	int64_t s = add_trace(c, "live", "streaming");
+	CHECK(a > 0 && s > a);
+	struct catalog_trace *list;
+	size_t n;
+	CHECK_EQ(catalog_trace_list(c, 0, 10, "live", NULL, &list, &n, &e), 0);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(list[0].id, s);
+	free(list);
+	CHECK_EQ(catalog_trace_list(c, 0, 10, NULL, "ready", &list, &n, &e), 0);
+	CHECK_EQ(n, 1);
+	free(list);
+	struct catalog_trace t;
+	CHECK_EQ(catalog_trace_get(c, s, &t, &e), 0);
+	t.size = 4096;
+	snprintf(t.format, sizeof(t.format), "oobt");
+	CHECK_EQ(catalog_trace_update(c, &t, &e), 0);
+	/* The server died while it streamed: the row says so at restart. */
+	CHECK_EQ(catalog_trace_close_streams(c, &e), 1);
+	CHECK_EQ(catalog_trace_get(c, s, &t, &e), 0);
+	CHECK_STR(t.state, "incomplete");
+	CHECK_EQ(t.size, 4096);
+	CHECK_STR(t.format, "oobt");
+	CHECK(strstr(t.error, "interrupted") != NULL);
+	struct catalog_trace bad = t;
+	snprintf(bad.state, sizeof(bad.state), "bogus");
+	CHECK(catalog_trace_update(c, &bad, &e) < 0); /* CHECK constraint */
+	bad.id = 12345;
+	snprintf(bad.state, sizeof(bad.state), "ready");
+	CHECK_EQ(catalog_trace_update(c, &bad, &e), -ENOENT);
+	catalog_close(c);
+}
+
+static void jobs_lifecycle_and_recovery(void)
+{
+	struct oob_err e = {0};
+	struct catalog *c = catalog_open(dbpath, &e);
+	CHECK(c != NULL);
+	int64_t tr = add_trace(c, "jobtrace", "ready");
+	struct catalog_binary b = {0};
+	snprintf(b.name, sizeof(b.name), "prog");
+	CHECK_EQ(catalog_binary_add(c, &b, &e), 0);
+
+	/* Foreign keys: an unknown trace or binary is refused. */
+	struct catalog_job j = {0};
+	j.trace_id = 9999;
+	snprintf(j.spec, sizeof(j.spec), "{}");
+	CHECK_EQ(catalog_job_add(c, &j, NULL, 0, &e), -ENOENT);
+	j.trace_id = tr;
+	struct catalog_job_binary bins[2] = {{b.id, UINT64_MAX}, {b.id + 100, 0}};
+	CHECK_EQ(catalog_job_add(c, &j, bins, 2, &e), -ENOENT);
+	CHECK_EQ(catalog_job_count(c, "queued"), 0); /* rolled back as a whole */
+
+	bins[1].id = b.id;
+	bins[1].base = 0xffffffff80000000ull;
+	CHECK_EQ(catalog_job_add(c, &j, bins, 2, &e), 0);
+	struct catalog_job_binary *jb;
+	size_t n;
+	CHECK_EQ(catalog_job_binaries(c, j.id, &jb, &n, &e), 0);
+	CHECK_EQ(n, 2);
+	CHECK(jb[0].base == UINT64_MAX && jb[1].base == 0xffffffff80000000ull);
+	free(jb);
+	struct catalog_job k = j;
+	CHECK_EQ(catalog_job_add(c, &k, NULL, 0, &e), 0);
+
+	CHECK_EQ(catalog_job_transition(c, j.id, "queued", "running", &e), 0);
+	CHECK_EQ(catalog_job_transition(c, j.id, "queued", "running", &e), -EBUSY);
+	CHECK_EQ(catalog_job_transition(c, 777, "queued", "running", &e), -ENOENT);
+	CHECK_EQ(catalog_job_progress(c, j.id, 10, 100, 5000, &e), 0);
+	CHECK_EQ(catalog_job_delete(c, j.id, &e), -EBUSY);
+
+	/* Crash: j was running, k queued. Recovery queues both, oldest first. */
+	catalog_close(c);
+	c = catalog_open(dbpath, &e);
+	CHECK(c != NULL);
+	int64_t *ids;
+	CHECK_EQ(catalog_job_recover(c, &ids, &n, &e), 0);
+	CHECK_EQ(n, 2);
+	CHECK(ids[0] == j.id && ids[1] == k.id);
+	free(ids);
+
+	CHECK_EQ(catalog_job_transition(c, j.id, "queued", "running", &e), 0);
+	struct catalog_result r = {.job_id = j.id, .partial = 0};
+	snprintf(r.profile, sizeof(r.profile), "results/%lld/profile.json", (long long)j.id);
+	snprintf(r.stats, sizeof(r.stats), "{\"instructions\": 5000}");
+	CHECK_EQ(catalog_job_finish(c, j.id, "done", 0, NULL, &r, &e), 0);
+	struct catalog_job got;
+	CHECK_EQ(catalog_job_get(c, j.id, &got, &e), 0);
+	CHECK_STR(got.state, "done");
+	CHECK_EQ(got.runs, 2);
+	CHECK_EQ(got.has_result, 1);
+	CHECK_EQ(got.insns, 5000);
+	CHECK(got.finished >= got.started && got.started > 0);
+	struct catalog_result rr;
+	CHECK_EQ(catalog_result_get(c, j.id, &rr, &e), 0);
+	CHECK(strcmp(rr.stats, "{\"instructions\": 5000}") == 0);
+	CHECK_EQ(catalog_result_get(c, k.id, &rr, &e), -ENOENT);
+	CHECK_EQ(catalog_job_finish(c, j.id, "failed", -EIO, "x", NULL, &e), -EBUSY);
+
+	CHECK_EQ(catalog_job_transition(c, k.id, "queued", "cancelled", &e), 0);
+	CHECK_EQ(catalog_job_delete(c, j.id, &e), 0);
+	CHECK_EQ(catalog_job_get(c, j.id, &got, &e), -ENOENT);
+	CHECK_EQ(catalog_result_get(c, j.id, &rr, &e), -ENOENT); /* cascaded */
+	CHECK_EQ(catalog_job_delete(c, j.id, &e), -ENOENT);
+	struct catalog_job *jl;
+	CHECK_EQ(catalog_job_list(c, 0, 10, &jl, &n, &e), 0);
+	CHECK_EQ(n, 1);
+	CHECK_STR(jl[0].state, "cancelled");
+	free(jl);
+	catalog_close(c);
+	if (system("command -v sqlite3 >/dev/null 2>&1") == 0) {
+		char q[200];
+		snprintf(q, sizeof(q), "SELECT COUNT(*) FROM job_binaries WHERE job_id = %lld",
+			 (long long)j.id);
+		CHECK_STR(sql_cli(q), "0");
+	}
+}
+
+int main(void)
+{
+	OOBTEST_BEGIN("test_catalog");
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_catalog.XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return 1;
+	snprintf(dbpath, sizeof(dbpath), "%s/catalog.db", tmpdir);
+	RUN(schema_and_pragmas);
+	RUN(newer_schema_is_refused);
+	RUN(binaries_round_trip);
+	RUN(traces_and_streams);
+	RUN(jobs_lifecycle_and_recovery);
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		return 1;
+	return OOBTEST_END();
+}
