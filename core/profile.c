@@ -68,6 +68,25 @@ uint64_t profile_switches(const struct profile *p)
 	return p->switches;
 }
 
+void profile_set_processes(struct profile *p, const struct profile_process *v, size_t n,
+			   const char *source, uint64_t switches)
+{
+	free(p->procs);
+	p->procs = oob_xcalloc(n ? n : 1, sizeof(*p->procs));
+	p->nprocs = n;
+	p->proc_source = source ? oob_arena_strdup(p->arena, source) : NULL;
+	p->switches = switches;
+	for (size_t i = 0; i < n; i++) {
+		struct profile_exec *ex = oob_arena_zalloc(p->arena, (v[i].nexecs + 1) * sizeof(*ex));
+		for (size_t e = 0; e < v[i].nexecs; e++)
+			ex[e] = (struct profile_exec){oob_arena_strdup(p->arena, v[i].execs[e].path),
+						      v[i].execs[e].when};
+		p->procs[i] = v[i];
+		p->procs[i].comm = oob_arena_strdup(p->arena, v[i].comm ? v[i].comm : "");
+		p->procs[i].execs = ex;
+	}
+}
+
 static const char *const metric_names[] = {"instructions", "cycles", "calls"};
 
 int profile_metric_parse(const char *name, enum profile_metric *out)

@@ -125,6 +125,10 @@ const struct profile_process *profile_process(const struct profile *p, size_t i)
  * in the trace), or NULL when they were not. */
 const char *profile_process_source(const struct profile *p);
 uint64_t profile_switches(const struct profile *p);
+/* Replaces the process list (copied, strings included); for profiles loaded
+ * back from storage. */
+void profile_set_processes(struct profile *p, const struct profile_process *v, size_t n,
+			   const char *source, uint64_t switches);
 
 /* Per-function totals (by frame), the rows of `oobprof top`. Recursion is
  * counted once in totals (a frame's total excludes nested instances). */

@@ -12,7 +12,8 @@ for _ in $(seq 1 50); do
 	curl -sf "$url/api/v1/health" >/dev/null 2>&1 && break
 	sleep 0.1
 done
-if curl -sf "$url/api/v1/traces" | grep -q '"sample-mixed"'; then
+# A data folder that has jobs already needs no sample.
+if curl -sf "$url/api/v1/jobs" | grep -q '"id"'; then
 	exit 0
 fi
 gen="$build/tests/gen"
@@ -24,5 +25,5 @@ id_of() { python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'; }
 bin=$(curl -sf -T "$elf" "$url/api/v1/binaries?name=mixed" | id_of)
 tr=$(curl -sf -T "$trace" "$url/api/v1/traces?name=sample-mixed" | id_of)
 job=$(curl -sf -X POST -H 'Content-Type: application/json' \
-	-d "{\"trace\": \"$tr\", \"binaries\": [\"$bin\"]}" "$url/api/v1/jobs" | id_of)
+	-d "{\"trace\": $tr, \"binaries\": [$bin]}" "$url/api/v1/jobs" | id_of)
 echo "sample job: $url/#job=$job"

@@ -6,13 +6,23 @@
 #include <string.h>
 
 #include "oob_mem.h"
+#include "profile_json.h"
 
+/* A loaded result is a core profile (so folded stacks and function tables
+ * come from the same code as the CLI's) plus what only the server keeps. */
 struct result {
+	struct profile *p;
+	int partial;
+};
+
+/* What a document is parsed into before profile_new copies it. */
+struct result_doc {
 	struct profile_node *nodes;
 	size_t nnodes;
 	struct profile_frame *frames;
 	size_t nframes;
 	struct profile_stats st;
+	json_t *processes; /* borrowed from the document */
 	int has_cycles, partial;
 	struct oob_arena *arena;
 };
@@ -67,10 +77,11 @@ char *result_json_from_profile(const struct profile *p, int partial, size_t *len
 		    nodes, json_pack("[I, I, I, I, I]", par, fr, (json_int_t)n->calls,
 				     (json_int_t)n->self_insns, (json_int_t)n->self_cycles));
 	}
-	json_t *doc = json_pack("{s:s, s:i, s:b, s:b, s:o, s:o, s:o}", "format", "oobprof-profile",
-				"version", RESULT_VERSION, "partial", partial, "has_cycles",
-				profile_has_cycles(p), "stats", result_stats_json(profile_stats(p)),
-				"frames", frames, "nodes", nodes);
+	json_t *doc = json_pack("{s:s, s:i, s:b, s:b, s:o, s:o, s:o, s:o}", "format",
+				"oobprof-profile", "version", RESULT_VERSION, "partial", partial,
+				"has_cycles", profile_has_cycles(p), "stats",
+				result_stats_json(profile_stats(p)), "frames", frames, "nodes", nodes,
+				"processes", profile_processes_json(p));
 	char *text = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
 	if (len)
@@ -83,7 +94,7 @@ static const char *dup_or_null(struct oob_arena *a, json_t *v)
 	return json_is_string(v) ? oob_arena_strdup(a, json_string_value(v)) : NULL;
 }
 
-static int parse_frame(struct result *r, size_t i, json_t *v, struct oob_err *err)
+static int parse_frame(struct result_doc *r, size_t i, json_t *v, struct oob_err *err)
 {
 	json_t *name, *bin, *file, *addr;
 	json_int_t line;
@@ -102,7 +113,7 @@ static int parse_frame(struct result *r, size_t i, json_t *v, struct oob_err *er
 	return 0;
 }
 
-static int parse_node(struct result *r, uint32_t i, json_t *v, struct oob_err *err)
+static int parse_node(struct result_doc *r, uint32_t i, json_t *v, struct oob_err *err)
 {
 	json_int_t par, fr, calls, si, sc;
 	if (json_unpack(v, "[I, I, I, I, I]", &par, &fr, &calls, &si, &sc) < 0)
@@ -123,19 +134,7 @@ static int parse_node(struct result *r, uint32_t i, json_t *v, struct oob_err *e
 	return 0;
 }
 
-/* The same backwards pass as profile_build: totals, children in order. */
-static void link_nodes(struct result *r)
-{
-	for (size_t i = r->nnodes; i-- > 1;) {
-		struct profile_node *d = &r->nodes[i], *par = &r->nodes[d->parent];
-		par->total_insns += d->total_insns;
-		par->total_cycles += d->total_cycles;
-		d->next_sibling = par->first_child;
-		par->first_child = (uint32_t)i;
-	}
-}
-
-static int parse_stats(struct result *r, json_t *o, struct oob_err *err)
+static int parse_stats(struct result_doc *r, json_t *o, struct oob_err *err)
 {
 	struct profile_stats *s = &r->st;
 	json_t *v;
@@ -152,7 +151,7 @@ static int parse_stats(struct result *r, json_t *o, struct oob_err *err)
 	return 0;
 }
 
-static int parse_doc(struct result *r, json_t *doc, struct oob_err *err)
+static int parse_doc(struct result_doc *r, json_t *doc, struct oob_err *err)
 {
 	json_t *frames, *nodes, *stats;
 	const char *fmt;
@@ -180,7 +179,7 @@ static int parse_doc(struct result *r, json_t *doc, struct oob_err *err)
 	for (uint32_t i = 0; i < r->nnodes; i++)
 		if ((rc = parse_node(r, i, json_array_get(nodes, i), err)) < 0)
 			return rc;
-	link_nodes(r);
+	r->processes = json_object_get(doc, "processes");
 	return parse_stats(r, stats, err);
 }
 
@@ -192,14 +191,24 @@ struct result *result_parse(const char *text, size_t n, struct oob_err *err)
 		oob_err_set(err, -EINVAL, "profile: line %d: %s", je.line, je.text);
 		return NULL;
 	}
-	struct result *r = oob_xcalloc(1, sizeof(*r));
-	r->arena = oob_arena_new();
-	int rc = parse_doc(r, doc, err);
-	json_decref(doc);
-	if (rc < 0) {
-		result_free(r);
-		return NULL;
+	struct result_doc d = {.arena = oob_arena_new()};
+	struct result *r = NULL;
+	if (parse_doc(&d, doc, err) == 0) {
+		struct profile *p = profile_new(d.nodes, d.nnodes, d.frames, d.nframes, &d.st, err);
+		if (p && profile_processes_from_json(p, d.processes, err) < 0) {
+			profile_free(p);
+			p = NULL;
+		}
+		if (p) {
+			r = oob_xcalloc(1, sizeof(*r));
+			r->p = p;
+			r->partial = d.partial;
+		}
 	}
+	json_decref(doc);
+	free(d.nodes);
+	free(d.frames);
+	oob_arena_free(d.arena);
 	return r;
 }
 
@@ -231,40 +240,43 @@ void result_free(struct result *r)
 {
 	if (!r)
 		return;
-	free(r->nodes);
-	free(r->frames);
-	oob_arena_free(r->arena);
+	profile_free(r->p);
 	free(r);
+}
+
+const struct profile *result_profile(const struct result *r)
+{
+	return r->p;
 }
 
 size_t result_nnodes(const struct result *r)
 {
-	return r->nnodes;
+	return profile_nnodes(r->p);
 }
 
 const struct profile_node *result_node(const struct result *r, uint32_t id)
 {
-	return &r->nodes[id];
+	return profile_node(r->p, id);
 }
 
 size_t result_nframes(const struct result *r)
 {
-	return r->nframes;
+	return profile_nframes(r->p);
 }
 
 const struct profile_frame *result_frame(const struct result *r, uint32_t id)
 {
-	return &r->frames[id];
+	return profile_frame(r->p, id);
 }
 
 const struct profile_stats *result_stats(const struct result *r)
 {
-	return &r->st;
+	return profile_stats(r->p);
 }
 
 int result_has_cycles(const struct result *r)
 {
-	return r->has_cycles;
+	return profile_has_cycles(r->p);
 }
 
 int result_partial(const struct result *r)
@@ -272,98 +284,12 @@ int result_partial(const struct result *r)
 	return r->partial;
 }
 
-static void write_frame(FILE *f, const struct profile_frame *fr, int annotate)
-{
-	for (const char *c = fr->name; *c; c++)
-		putc(*c == ';' ? ':' : (*c == '\n' ? ' ' : *c), f);
-	if (annotate && fr->kind == PROFILE_FRAME_KERNEL)
-		fputs("_[k]", f);
-	else if (annotate && fr->kind == PROFILE_FRAME_INLINE)
-		fputs("_[i]", f);
-}
-
 int result_write_folded(const struct result *r, FILE *f, enum profile_metric m, int annotate)
 {
-	uint32_t *path = oob_xmalloc((r->nnodes + 1) * sizeof(*path));
-	for (uint32_t i = 1; i < r->nnodes; i++) {
-		uint64_t w = profile_node_self(&r->nodes[i], m);
-		if (!w)
-			continue;
-		size_t depth = 0;
-		for (uint32_t k = i; k != 0 && k != PROFILE_NONE; k = r->nodes[k].parent)
-			path[depth++] = r->nodes[k].frame;
-		while (depth--) {
-			write_frame(f, &r->frames[path[depth]], annotate);
-			if (depth)
-				putc(';', f);
-		}
-		fprintf(f, " %" PRIu64 "\n", w);
-	}
-	uint64_t root = profile_node_self(&r->nodes[0], m);
-	if (root && m != PROFILE_CALLS)
-		fprintf(f, "[unknown] %" PRIu64 "\n", root);
-	free(path);
-	return ferror(f) ? -EIO : 0;
-}
-
-static int recursive(const struct result *r, uint32_t i)
-{
-	uint32_t fr = r->nodes[i].frame;
-	for (uint32_t k = r->nodes[i].parent; k != 0 && k != PROFILE_NONE; k = r->nodes[k].parent)
-		if (r->nodes[k].frame == fr)
-			return 1;
-	return 0;
-}
-
-static uint64_t func_self(const struct profile_func *f, enum profile_metric m)
-{
-	return m == PROFILE_INSNS ? f->self_insns : m == PROFILE_CYCLES ? f->self_cycles : f->calls;
-}
-
-struct func_key {
-	uint64_t key;
-	uint32_t frame;
-};
-
-/* Descending by self weight, then ascending by frame: profile_functions' order. */
-static int key_cmp(const void *a, const void *b)
-{
-	const struct func_key *x = a, *y = b;
-	if (x->key != y->key)
-		return x->key < y->key ? 1 : -1;
-	return x->frame < y->frame ? -1 : x->frame > y->frame;
+	return profile_write_folded(r->p, f, m, annotate);
 }
 
 size_t result_functions(const struct result *r, enum profile_metric m, struct profile_func **out)
 {
-	size_t nf = r->nframes ? r->nframes : 1, k = 0;
-	struct profile_func *v = oob_xcalloc(nf, sizeof(*v));
-	uint8_t *used = oob_xcalloc(nf, 1);
-	for (uint32_t i = 1; i < r->nnodes; i++) {
-		const struct profile_node *n = &r->nodes[i];
-		struct profile_func *f = &v[n->frame];
-		used[n->frame] = 1;
-		f->calls += n->calls;
-		f->self_insns += n->self_insns;
-		f->self_cycles += n->self_cycles;
-		if (!recursive(r, i)) {
-			f->total_insns += n->total_insns;
-			f->total_cycles += n->total_cycles;
-		}
-	}
-	struct func_key *keys = oob_xcalloc(nf, sizeof(*keys));
-	for (uint32_t i = 0; i < r->nframes; i++)
-		if (used[i])
-			keys[k++] = (struct func_key){func_self(&v[i], m), i};
-	qsort(keys, k, sizeof(*keys), key_cmp);
-	struct profile_func *sorted = oob_xcalloc(k ? k : 1, sizeof(*sorted));
-	for (size_t j = 0; j < k; j++) {
-		sorted[j] = v[keys[j].frame];
-		sorted[j].frame = keys[j].frame;
-	}
-	free(keys);
-	free(used);
-	free(v);
-	*out = sorted;
-	return k;
+	return profile_functions(r->p, m, out);
 }

@@ -59,6 +59,8 @@ const struct profile_frame *result_frame(const struct result *r, uint32_t id);
 const struct profile_stats *result_stats(const struct result *r);
 int result_has_cycles(const struct result *r);
 int result_partial(const struct result *r);
+/* The loaded profile (borrowed, valid while r lives). */
+const struct profile *result_profile(const struct result *r);
 
 /* As profile_write_folded. Returns 0 or -EIO. */
 int result_write_folded(const struct result *r, FILE *f, enum profile_metric m, int annotate);
