@@ -8,7 +8,10 @@
  *   Indent: N, Start label: NAME, At cycle: C
  *   Indent: N, End label: NAME, End cycle: C
  *   WARN: STACK ZEROED ...
- * Blank lines are skipped; anything else is an error naming the line.
+ * An optional "# Clock Domain: ..." line may come first. The other "WARN: "
+ * lines FirePerf prints to explain a STACK ZEROED warning and blank lines are
+ * skipped; anything else is an -EINVAL error naming the line. Labels may
+ * contain ", " (C++ names): the cycle is read after the last separator.
  * Not thread-safe.
  */
 #ifndef OOB_FIREPERF_H
@@ -35,7 +38,6 @@ struct fireperf_reader;
 struct fireperf_reader *fireperf_open_stream(struct in_stream *s, struct oob_err *err);
 void fireperf_close(struct fireperf_reader *r);
 /* 1 and *ev (borrowed) per event, 0 at end, negative errno + err on a bad line. */
-int fireperf_next(struct fireperf_reader *r, const struct fireperf_event **ev,
-		  struct oob_err *err);
+int fireperf_next(struct fireperf_reader *r, const struct fireperf_event **ev, struct oob_err *err);
 
 #endif

@@ -18,6 +18,10 @@
 #include "oob_err.h"
 
 #define IN_WINDOW (1u << 20)
+/* Bytes after a window returned by in_peek that may be read (their contents
+ * are unspecified): a decoder may over-read by a bounded amount and check the
+ * position afterwards instead of before every byte. */
+#define IN_PAD 256
 
 /* For a growing file: called when read() hits end of file. Return 1 if more
  * bytes may still arrive (the stream is open; the callee may sleep briefly
@@ -39,21 +43,31 @@ struct in_stream *in_open_fd(int fd, const char *name, const struct in_opts *opt
 			     struct oob_err *err);
 /* Wraps a memory buffer (borrowed; must outlive the stream). For tests and fuzzers. */
 struct in_stream *in_open_mem(const void *buf, size_t n, const char *name, struct oob_err *err);
+/* A stream whose raw bytes are the rest of `under` (borrowed: close this one
+ * first). lz4: 1 = they are LZ4 frames, 0 = plain, -1 = detect by magic. Used
+ * for a compressed body after a plain header (oobt). opts->more is ignored
+ * (under follows its file itself). */
+struct in_stream *in_open_sub(struct in_stream *under, const char *name, int lz4,
+			      const struct in_opts *opts, struct oob_err *err);
 void in_close(struct in_stream *s);
 
 /*
- * Makes up to want bytes (want <= IN_WINDOW) available at *p without consuming
- * them. Returns the number available (less than want only at end of stream; 0
- * at end) or a negative errno (I/O error, corrupt LZ4 frame, cap exceeded).
+ * Makes up to want bytes (want <= IN_WINDOW; larger is treated as IN_WINDOW)
+ * available at *p without consuming them. Returns the number available (less
+ * than want only at end of stream; 0 at end) or a negative errno (I/O error,
+ * corrupt or truncated LZ4 frame, cap exceeded, more() said cancel). Errors are
+ * sticky. The bytes stay valid until the next call on s; IN_PAD bytes after
+ * them are readable.
  */
 long in_peek(struct in_stream *s, const uint8_t **p, size_t want, struct oob_err *err);
 /* Consumes n bytes that a previous in_peek made available. */
 void in_consume(struct in_stream *s, size_t n);
 
-/* Reads one line (without its '\n'; a final line without '\n' counts).
- * Returns its length, 0 for an empty line, -1 at end of stream (no line), or a
- * negative errno < -1. *line is valid until the next call. Lines longer than
- * IN_WINDOW are an -EINVAL error naming the line number. */
+/* Reads one line (without its '\n' or '\r\n'; a final line without '\n'
+ * counts). Returns its length, 0 for an empty line, -1 at end of stream (no
+ * line), or a negative errno < -1. *line is NUL-terminated and valid until the
+ * next call (it may contain NUL bytes of its own: trust the length). Lines
+ * longer than IN_WINDOW are an -EINVAL error naming the line number. */
 long in_getline(struct in_stream *s, const char **line, struct oob_err *err);
 
 /* Offset of the next unconsumed byte in the decompressed stream. */

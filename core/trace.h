@@ -29,6 +29,8 @@
 #include "oob_err.h"
 
 #define TRACE_BATCH_MAX 4096
+/* A batch never carries more extras than this (readers end a batch early). */
+#define TRACE_X_MAX (4 * TRACE_BATCH_MAX)
 
 enum trace_format {
 	TRACE_FMT_AUTO = 0,
@@ -77,15 +79,17 @@ struct trace_extra {
 };
 
 struct trace_batch {
-	uint32_t n;	   /* records, 1..TRACE_BATCH_MAX */
-	uint16_t hart;	   /* every record of the batch retired on this hart */
-	uint64_t *pc;	   /* canonical (sign-extended) virtual addresses */
-	uint64_t *cycle;   /* NULL unless TRACE_F_CYCLE; base-clock cycles of the hart */
-	uint32_t *insn;	   /* NULL unless TRACE_F_INSN; 16-bit encodings zero-extended */
-	uint8_t *priv;	   /* NULL unless TRACE_F_PRIV; 0 = U, 1 = S, 3 = M */
+	uint32_t n;	       /* records, 1..TRACE_BATCH_MAX */
+	uint16_t hart;	       /* every record of the batch retired on this hart */
+	uint64_t *pc;	       /* canonical (sign-extended) virtual addresses */
+	uint64_t *cycle;       /* NULL unless TRACE_F_CYCLE; the hart's own clock as the trace
+				  counts it (TracerV: tile clock; base clock = cycle * num / den
+				  of trace_reader_clock_ratio) */
+	uint32_t *insn;	       /* NULL unless TRACE_F_INSN; 16-bit encodings zero-extended */
+	uint8_t *priv;	       /* NULL unless TRACE_F_PRIV; 0 = U, 1 = S, 3 = M */
 	struct trace_extra *x; /* sorted by idx */
 	uint32_t nx;
-	uint64_t seq;	   /* index of record 0 among all records of the trace */
+	uint64_t seq; /* index of record 0 among all records of the trace */
 };
 
 /* Layout parameters of TracerV binary traces; 0 means detect. */
@@ -98,14 +102,17 @@ struct trace_tracerv_opts {
 struct trace_opts {
 	enum trace_format format; /* TRACE_FMT_AUTO to detect */
 	struct trace_tracerv_opts tracerv;
-	uint16_t hart;	     /* hart of single-hart files (TRACEFILE-C<n>), default 0 */
-	struct in_opts in;   /* following a growing file, size cap */
+	uint16_t hart;	   /* hart of single-hart files (TRACEFILE-C<n>), default 0 */
+	struct in_opts in; /* following a growing file, size cap */
 };
 
 struct trace_reader;
 
 /* Opens path, detects the format if asked to, and checks the header. NULL + err
- * on failure (unreadable, unknown format, bad header). opts may be NULL. */
+ * on failure (unreadable, unknown format: -EINVAL "unknown trace format (first
+ * bytes: ...)", bad header). opts may be NULL. A FirePerf log opens (so that
+ * its format can be detected and reported) but trace_next refuses it with
+ * -ENOTSUP: read it with fireperf.h. */
 struct trace_reader *trace_open(const char *path, const struct trace_opts *opts,
 				struct oob_err *err);
 /* Same over an already opened stream, which the reader takes over. */
@@ -123,7 +130,9 @@ int trace_next(struct trace_reader *r, const struct trace_batch **out, struct oo
 enum trace_format trace_reader_format(const struct trace_reader *r);
 /* TRACE_F_* bits this reader fills. */
 unsigned trace_reader_fields(const struct trace_reader *r);
-/* Tile-to-base clock ratio from a TracerV header (1/1 otherwise). */
+/* Tile-to-base clock ratio: base-clock cycles = cycle * *num / *den. From a
+ * TracerV header "Relative Frequency: m/d of Base Clock" (the tile runs at m/d
+ * of the base frequency) num = d and den = m; oobt stores it; 1/1 otherwise. */
 void trace_reader_clock_ratio(const struct trace_reader *r, uint64_t *num, uint64_t *den);
 /* Raw input bytes consumed so far (progress). */
 uint64_t trace_reader_raw_bytes(const struct trace_reader *r);
@@ -131,8 +140,9 @@ uint64_t trace_reader_raw_bytes(const struct trace_reader *r);
  * records, width 1, valid bit 63, lz4". Valid while r lives. */
 const char *trace_reader_describe(const struct trace_reader *r);
 
-/* Detects the format from the first bytes of a (decompressed) stream.
- * Returns the format or TRACE_FMT_AUTO if none matches. */
+/* Detects the format from the first bytes of a (decompressed) stream (a few
+ * KB are enough: trace_open looks at up to 64 KiB). Returns the format or
+ * TRACE_FMT_AUTO if none matches. Thread-safe. */
 enum trace_format trace_detect(const uint8_t *p, size_t n);
 
 #endif

@@ -1,0 +1,1122 @@
+/* Trace readers and writers against real traces. Ground truth (counts and
+ * hashes in tests/gen/readers/NAME.truth) comes from tests/tools/gen-readers.py,
+ * which parses the logs and writes the TracerV layouts on its own. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "fireperf.h"
+#include "oob_mem.h"
+#include "oobt.h"
+#include "oobtest.h"
+#include "trace.h"
+#include "trace_write.h"
+
+#define FNV0 0xcbf29ce484222325ull
+#define FNVP 0x100000001b3ull
+
+static uint64_t fnv(uint64_t h, uint64_t v)
+{
+	return (h ^ v) * FNVP;
+}
+
+struct truth {
+	int n;
+	char key[64][64];
+	uint64_t val[64];
+	char fields[64];
+};
+
+static int truth_load(const char *name, struct truth *t)
+{
+	char rel[256], k[64], v[64];
+	snprintf(rel, sizeof(rel), "readers/%s.truth", name);
+	const char *path = oobtest_gen(rel);
+	FILE *f = path ? fopen(path, "r") : NULL;
+	if (!f)
+		return -1;
+	memset(t, 0, sizeof(*t));
+	while (t->n < 64 && fscanf(f, "%63s %63s", k, v) == 2) {
+		if (strcmp(k, "hash_fields") == 0) {
+			snprintf(t->fields, sizeof(t->fields), "%s", v);
+			continue;
+		}
+		snprintf(t->key[t->n], sizeof(t->key[0]), "%s", k);
+		t->val[t->n++] = strtoull(v, NULL, 10);
+	}
+	fclose(f);
+	return 0;
+}
+
+static uint64_t tget(const struct truth *t, const char *k)
+{
+	for (int i = 0; i < t->n; i++)
+		if (strcmp(t->key[i], k) == 0)
+			return t->val[i];
+	return 0;
+}
+
+struct sums {
+	uint64_t n, h, nx, xh, harts[4], priv[4], kinds[8], csr_satp;
+	uint64_t batches;
+	int bad; /* a batch broke the contract */
+};
+
+/* Reads r to the end, hashing the fields named like gen-readers.py does. */
+static int sum_reader(struct trace_reader *r, const char *fields, struct sums *s, struct oob_err *e)
+{
+	const struct trace_batch *b;
+	int rc;
+	memset(s, 0, sizeof(*s));
+	s->h = s->xh = FNV0;
+	int fpc = !!strstr(fields, "pc"), fin = !!strstr(fields, "insn"),
+	    fpr = !!strstr(fields, "priv"), fcy = !!strstr(fields, "cycle"),
+	    fha = !!strstr(fields, "hart");
+	while ((rc = trace_next(r, &b, e)) > 0) {
+		if (b->n < 1 || b->n > TRACE_BATCH_MAX || b->nx > TRACE_X_MAX || b->seq != s->n ||
+		    (fin && !b->insn) || (fpr && !b->priv) || (fcy && !b->cycle))
+			s->bad = 1;
+		s->batches++;
+		uint32_t xi = 0;
+		for (uint32_t i = 0; i < b->n; i++) {
+			if (fpc)
+				s->h = fnv(s->h, b->pc[i]);
+			if (fin)
+				s->h = fnv(s->h, b->insn[i]);
+			if (fpr) {
+				s->h = fnv(s->h, b->priv[i]);
+				s->priv[b->priv[i] & 3]++;
+			}
+			if (fcy)
+				s->h = fnv(s->h, b->cycle[i]);
+			if (fha)
+				s->h = fnv(s->h, b->hart);
+			s->harts[b->hart & 3]++;
+			for (; xi < b->nx && b->x[xi].idx == i; xi++) {
+				const struct trace_extra *x = &b->x[xi];
+				uint64_t v[6] = {s->n, x->kind, x->num, x->addr, x->val, x->size};
+				for (int j = 0; j < 6; j++)
+					s->xh = fnv(s->xh, v[j]);
+				s->kinds[x->kind & 7]++;
+				s->csr_satp += x->kind == TRACE_X_CSR && x->num == 0x180;
+				s->nx++;
+			}
+			s->n++;
+		}
+		if (xi != b->nx)
+			s->bad = 1; /* extras not sorted or past n */
+	}
+	return rc;
+}
+
+/* Compares a reader's sums with a truth file; returns a message or NULL. */
+static const char *against_truth(const struct sums *s, const struct truth *t)
+{
+	static char why[256];
+	if (s->bad)
+		return "a batch broke the contract (n, nx, seq, sorted extras)";
+	if (s->n != tget(t, "records") || s->h != tget(t, "hash")) {
+		snprintf(why, sizeof(why), "records %llu hash %llu, truth %llu %llu",
+			 (unsigned long long)s->n, (unsigned long long)s->h,
+			 (unsigned long long)tget(t, "records"),
+			 (unsigned long long)tget(t, "hash"));
+		return why;
+	}
+	if (s->nx != tget(t, "extras") || s->xh != tget(t, "xhash")) {
+		snprintf(why, sizeof(why), "extras %llu xhash %llu, truth %llu %llu",
+			 (unsigned long long)s->nx, (unsigned long long)s->xh,
+			 (unsigned long long)tget(t, "extras"),
+			 (unsigned long long)tget(t, "xhash"));
+		return why;
+	}
+	for (int h = 0; h < 4; h++) {
+		char k[32];
+		snprintf(k, sizeof(k), "records_h%d", h);
+		if (s->harts[h] != tget(t, k))
+			return "per-hart record counts differ";
+	}
+	return NULL;
+}
+
+/* Opens a generated fixture, checks format and truth. */
+static const char *check_file(const char *file, const char *truth_name, enum trace_format fmt,
+			      const struct trace_opts *opts, struct sums *s)
+{
+	static char why[600];
+	char rel[256];
+	struct truth t;
+	struct oob_err e = {0};
+	snprintf(rel, sizeof(rel), "readers/%s", file);
+	const char *path = oobtest_gen(rel);
+	if (!path || truth_load(truth_name, &t))
+		return "SKIP";
+	struct trace_reader *r = trace_open(path, opts, &e);
+	if (!r) {
+		snprintf(why, sizeof(why), "open: %s", e.msg);
+		return why;
+	}
+	if (trace_reader_format(r) != fmt) {
+		snprintf(why, sizeof(why), "detected %s",
+			 trace_format_name(trace_reader_format(r)));
+		trace_close(r);
+		return why;
+	}
+	int rc = sum_reader(r, t.fields, s, &e);
+	trace_close(r);
+	if (rc < 0) {
+		snprintf(why, sizeof(why), "read: %s", e.msg);
+		return why;
+	}
+	return against_truth(s, &t);
+}
+
+#define CHECK_FILE(file, truth, fmt, opts, s)                                                      \
+	do {                                                                                       \
+		const char *w_ = check_file(file, truth, fmt, opts, s);                            \
+		if (w_ && strcmp(w_, "SKIP") == 0)                                                 \
+			SKIP("fixture %s not generated (see gen-readers.sh)", file);               \
+		if (w_) {                                                                          \
+			snprintf(oobtest_why, sizeof(oobtest_why), "%s:%d: %.80s: %.600s",         \
+				 __FILE__, __LINE__, file, w_);                                    \
+			oobtest_failed_case = 1;                                                   \
+			return;                                                                    \
+		}                                                                                  \
+	} while (0)
+
+static void spike_commit_log_matches_truth(void)
+{
+	struct sums s;
+	struct truth t;
+	CHECK_FILE("spike.log", "spike", TRACE_FMT_SPIKE, NULL, &s);
+	CHECK(truth_load("spike", &t) == 0);
+	CHECK_EQ(s.priv[0], tget(&t, "priv0"));
+	CHECK_EQ(s.priv[1], tget(&t, "priv1"));
+	CHECK_EQ(s.priv[0], 501611); /* the fixture's README */
+	CHECK_EQ(s.priv[1], 1413395);
+	CHECK_EQ(s.csr_satp, tget(&t, "satp_writes"));
+	CHECK_EQ(s.csr_satp, 10);
+	for (int k = 1; k <= 5; k++) {
+		char key[16];
+		snprintf(key, sizeof(key), "kind%d", k);
+		CHECK_EQ(s.kinds[k], tget(&t, key));
+	}
+}
+
+static void spike_lz4_matches_truth(void)
+{
+	struct sums s;
+	CHECK_FILE("spike.log.lz4", "spike", TRACE_FMT_SPIKE, NULL, &s);
+}
+
+static void spike_two_harts_batch_per_hart(void)
+{
+	struct sums s;
+	CHECK_FILE("spike-2core.log", "spike-2core", TRACE_FMT_SPIKE, NULL, &s);
+	CHECK(s.harts[0] > 0 && s.harts[1] > 0);
+	CHECK(s.batches >= 200); /* a batch ends at every hart switch (every 1000 lines) */
+}
+
+static void spike_l_lines_without_commits(void)
+{
+	struct sums s;
+	CHECK_FILE("spike-l.log", "spike-l", TRACE_FMT_SPIKE, NULL, &s);
+	CHECK(s.kinds[TRACE_X_TRAP] > 500);
+}
+
+static void qemu_user_log_matches_truth(void)
+{
+	struct sums s;
+	CHECK_FILE("rdprog.qemu.log", "rdprog", TRACE_FMT_QEMU, NULL, &s);
+	CHECK(s.harts[1] > 0); /* the second thread */
+	CHECK_EQ(s.priv[0], s.n);
+}
+
+static void qemu_user_lz4_matches_truth(void)
+{
+	struct sums s;
+	CHECK_FILE("rdprog.qemu.log.lz4", "rdprog", TRACE_FMT_QEMU, NULL, &s);
+}
+
+static void qemu_system_log_priv_and_traps(void)
+{
+	struct sums s;
+	struct truth t;
+	CHECK_FILE("bare.qemu.log", "bare", TRACE_FMT_QEMU, NULL, &s);
+	CHECK(truth_load("bare", &t) == 0);
+	CHECK_EQ(s.priv[0], tget(&t, "priv0"));
+	CHECK_EQ(s.priv[1], tget(&t, "priv1"));
+	CHECK_EQ(s.priv[3], tget(&t, "priv3"));
+	CHECK(s.priv[0] && s.priv[1] && s.priv[3]);
+	CHECK_EQ(s.kinds[TRACE_X_TRAP], 3); /* two ecalls and an illegal instruction */
+}
+
+static const char *const tv_files[] = {"tv-old8-v40", "tv-c-v40-w1",   "tv-c-v40-w2",
+				       "tv-c-v63-w1", "tv-c-v63-w2",   "tv-c-v63-w3",
+				       "tv-c-v63-w7", "tv-wide12-v63", "tv-nohdr-v63-w1"};
+
+static void tracerv_bin_every_layout(void)
+{
+	for (size_t i = 0; i < sizeof(tv_files) / sizeof(tv_files[0]); i++) {
+		char file[128], rel[160];
+		struct sums s;
+		struct truth t;
+		struct oob_err e;
+		snprintf(file, sizeof(file), "%s.bin", tv_files[i]);
+		CHECK_FILE(file, tv_files[i], TRACE_FMT_TRACERV_BIN, NULL, &s);
+		CHECK(truth_load(tv_files[i], &t) == 0);
+		snprintf(rel, sizeof(rel), "readers/%s", file);
+		struct trace_reader *r = trace_open(oobtest_gen(rel), NULL, &e);
+		CHECK(r);
+		uint64_t num, den;
+		trace_reader_clock_ratio(r, &num, &den);
+		CHECK_EQ(num, tget(&t, "clock_num"));
+		CHECK_EQ(den, tget(&t, "clock_den"));
+		char want[64];
+		snprintf(want, sizeof(want), "%llu-byte records",
+			 (unsigned long long)tget(&t, "words") * 8);
+		CHECK(strstr(trace_reader_describe(r), want));
+		snprintf(want, sizeof(want), "valid bit %llu",
+			 (unsigned long long)tget(&t, "valid_bit"));
+		CHECK(strstr(trace_reader_describe(r), want));
+		CHECK_EQ(trace_reader_fields(r), TRACE_F_CYCLE);
+		trace_close(r);
+	}
+}
+
+static void tracerv_bin_lz4_and_text(void)
+{
+	struct sums s;
+	CHECK_FILE("tv-c-v63-w2.bin.lz4", "tv-c-v63-w2", TRACE_FMT_TRACERV_BIN, NULL, &s);
+	CHECK_FILE("tv-text.txt", "tv-text", TRACE_FMT_TRACERV_TEXT, NULL, &s);
+	CHECK_FILE("tv-text.txt.lz4", "tv-text", TRACE_FMT_TRACERV_TEXT, NULL, &s);
+}
+
+static void tracerv_layout_override(void)
+{
+	struct sums s;
+	struct trace_opts o = {.format = TRACE_FMT_TRACERV_BIN,
+			       .tracerv = {.width = 3, .words = 4, .valid_bit = 63},
+			       .hart = 0};
+	CHECK_FILE("tv-c-v63-w3.bin", "tv-c-v63-w3", TRACE_FMT_TRACERV_BIN, &o, &s);
+	/* the 8-word layout of FireSim <= 1.17, named explicitly */
+	struct trace_opts o8 = {.tracerv = {.width = 7, .words = 8, .valid_bit = 40}};
+	CHECK_FILE("tv-old8-v40.bin", "tv-old8-v40", TRACE_FMT_TRACERV_BIN, &o8, &s);
+	/* an impossible layout is refused with a message */
+	struct trace_opts bad = {.format = TRACE_FMT_TRACERV_BIN, .tracerv = {.width = 9}};
+	struct oob_err e = {0};
+	const char *p = oobtest_gen("readers/tv-c-v63-w1.bin");
+	if (!p)
+		SKIP("no fixture");
+	CHECK(!trace_open(p, &bad, &e));
+	CHECK(strstr(e.msg, "impossible layout"));
+	/* hart of a single-hart file */
+	struct trace_opts h = {.hart = 5};
+	struct trace_reader *r = trace_open(p, &h, &e);
+	const struct trace_batch *b;
+	CHECK(r && trace_next(r, &b, &e) == 1 && b->hart == 5);
+	trace_close(r);
+}
+
+static void *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	*n = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	void *p = oob_xmalloc(*n + 1);
+	if (fread(p, 1, *n, f) != *n)
+		*n = 0;
+	fclose(f);
+	return p;
+}
+
+static void tracerv_truncated_record(void)
+{
+	size_t n;
+	const char *p = oobtest_gen("readers/tv-c-v63-w1.bin");
+	struct truth t;
+	if (!p || truth_load("tv-c-v63-w1", &t))
+		SKIP("no fixture");
+	uint8_t *buf = slurp(p, &n);
+	CHECK(buf && n > 100);
+	const char *nl = memchr(buf, '\n', n);
+	size_t hdr = (size_t)(nl - (char *)buf) + 1;
+	struct oob_err e = {0};
+	struct in_stream *s = in_open_mem(buf, n - 5, "cut.bin", &e);
+	struct trace_reader *r = trace_open_stream(s, NULL, &e);
+	CHECK(r);
+	struct sums sm;
+	int rc = sum_reader(r, "pc,cycle", &sm, &e);
+	trace_close(r);
+	CHECK(rc == -EINVAL);
+	CHECK_EQ(sm.n, tget(&t, "records") - 1); /* width 1: one record per instruction */
+	char want[64];
+	snprintf(want, sizeof(want), "truncated record at byte %zu (11 of 16 bytes)",
+		 hdr + (tget(&t, "records") - 1) * 16);
+	CHECK(strstr(e.msg, want));
+	CHECK(strstr(e.msg, "cut.bin"));
+	free(buf);
+}
+
+/* Compares two readers record by record (pc, insn, priv, cycle, hart, extras). */
+static const char *same_records(struct trace_reader *a, struct trace_reader *o)
+{
+	static char why[600];
+	const struct trace_batch *ba = NULL, *bo = NULL;
+	struct oob_err e = {0};
+	uint32_t ia = 0, io = 0, xa = 0, xo = 0;
+	uint64_t k = 0;
+	int ra = trace_next(a, &ba, &e), ro = trace_next(o, &bo, &e);
+	while (ra > 0 && ro > 0) {
+		if (ba->pc[ia] != bo->pc[io] || ba->hart != bo->hart ||
+		    (ba->insn && (!bo->insn || ba->insn[ia] != bo->insn[io])) ||
+		    (ba->priv && (!bo->priv || ba->priv[ia] != bo->priv[io])) ||
+		    (ba->cycle && (!bo->cycle || ba->cycle[ia] != bo->cycle[io]))) {
+			snprintf(why, sizeof(why), "record %llu differs (pc %llx vs %llx)",
+				 (unsigned long long)k, (unsigned long long)ba->pc[ia],
+				 (unsigned long long)bo->pc[io]);
+			return why;
+		}
+		for (; xa < ba->nx && ba->x[xa].idx == ia; xa++, xo++) {
+			const struct trace_extra *x = &ba->x[xa], *y = &bo->x[xo];
+			if (xo >= bo->nx || y->idx != io || x->kind != y->kind ||
+			    x->num != y->num || x->addr != y->addr || x->val != y->val ||
+			    x->size != y->size ||
+			    (x->text && (!y->text || strcmp(x->text, y->text))))
+				return "extras differ";
+		}
+		if (xo < bo->nx && bo->x[xo].idx == io)
+			return "extra surplus";
+		k++;
+		if (++ia == ba->n) {
+			ra = trace_next(a, &ba, &e);
+			ia = xa = 0;
+		}
+		if (++io == bo->n) {
+			ro = trace_next(o, &bo, &e);
+			io = xo = 0;
+		}
+	}
+	if (ra != 0 || ro != 0) {
+		snprintf(why, sizeof(why), "after %llu records: ends differ (%d, %d): %s",
+			 (unsigned long long)k, ra, ro, e.msg);
+		return why;
+	}
+	return NULL;
+}
+
+/* Converts a reader's trace with trace_writer; returns 0 or the error. */
+static int convert(const char *in, const char *out, const struct trace_write_opts *wo0,
+		   struct oob_err *e)
+{
+	struct trace_reader *r = trace_open(in, NULL, e);
+	if (!r)
+		return -1;
+	struct trace_write_opts wo = *wo0;
+	wo.fields = trace_reader_fields(r);
+	wo.source = trace_reader_format(r);
+	trace_reader_clock_ratio(r, &wo.clock_num, &wo.clock_den);
+	struct trace_writer *w = trace_writer_open(out, &wo, e);
+	const struct trace_batch *b;
+	int rc = w ? 0 : -1;
+	while (!rc && (rc = trace_next(r, &b, e)) > 0)
+		rc = trace_writer_put(w, b, e);
+	trace_close(r);
+	if (rc < 0) {
+		trace_writer_abort(w);
+		return rc;
+	}
+	return trace_writer_close(w, e);
+}
+
+static const char *tmp_path(const char *name)
+{
+	static char buf[4][512];
+	static int slot;
+	char *p = buf[slot++ % 4];
+	const char *b = getenv("OOB_BUILDDIR");
+	snprintf(p, sizeof(buf[0]), "%s/tests/out/readers-%s", b ? b : ".", name);
+	return p;
+}
+
+static const struct {
+	const char *file, *truth;
+} all_fixtures[] = {
+    {"spike.log", "spike"},
+    {"spike-2core.log", "spike-2core"},
+    {"spike-l.log", "spike-l"},
+    {"rdprog.qemu.log", "rdprog"},
+    {"bare.qemu.log", "bare"},
+    {"tv-old8-v40.bin", "tv-old8-v40"},
+    {"tv-c-v40-w2.bin", "tv-c-v40-w2"},
+    {"tv-c-v63-w3.bin", "tv-c-v63-w3"},
+    {"tv-wide12-v63.bin", "tv-wide12-v63"},
+    {"tv-text.txt", "tv-text"},
+};
+
+static void roundtrip_oobt_every_fixture(void)
+{
+	char dir[512];
+	snprintf(dir, sizeof(dir), "%s/tests/out",
+		 getenv("OOB_BUILDDIR") ? getenv("OOB_BUILDDIR") : ".");
+	mkdir(dir, 0755);
+	for (size_t i = 0; i < sizeof(all_fixtures) / sizeof(all_fixtures[0]); i++) {
+		char rel[256];
+		struct oob_err e = {0};
+		struct truth t;
+		snprintf(rel, sizeof(rel), "readers/%s", all_fixtures[i].file);
+		const char *in = oobtest_gen(rel);
+		if (!in || truth_load(all_fixtures[i].truth, &t))
+			SKIP("fixture %s not generated", all_fixtures[i].file);
+		const char *out = tmp_path("rt.oobt");
+		struct trace_write_opts wo = {.format = TRACE_FMT_OOBT};
+		if (convert(in, out, &wo, &e) != 0) {
+			CHECK_STR(e.msg, "(no error converting)");
+		}
+		struct trace_reader *a = trace_open(in, NULL, &e), *o = trace_open(out, NULL, &e);
+		CHECK(a && o);
+		CHECK_EQ(trace_reader_format(o), TRACE_FMT_OOBT);
+		CHECK_EQ(trace_reader_fields(o), trace_reader_fields(a));
+		uint64_t n1, d1, n2, d2;
+		trace_reader_clock_ratio(a, &n1, &d1);
+		trace_reader_clock_ratio(o, &n2, &d2);
+		CHECK(n1 == n2 && d1 == d2);
+		const char *why = same_records(a, o);
+		trace_close(a);
+		trace_close(o);
+		if (why)
+			CHECK_STR(why, all_fixtures[i].file);
+		/* and the truth, through the oobt reader alone */
+		struct sums s;
+		o = trace_open(out, NULL, &e);
+		CHECK(o);
+		CHECK_EQ(sum_reader(o, t.fields, &s, &e), 0);
+		trace_close(o);
+		CHECK(!against_truth(&s, &t));
+		if (strcmp(all_fixtures[i].file, "spike.log") == 0) {
+			struct stat st;
+			CHECK(stat(out, &st) == 0);
+			printf("# oobt of spike.log: %lld bytes, %.3f bytes per instruction\n",
+			       (long long)st.st_size, (double)st.st_size / (double)s.n);
+		}
+		unlink(out);
+	}
+}
+
+static void roundtrip_oobt_plain_body(void)
+{
+	const char *in = oobtest_gen("readers/rdprog.qemu.log");
+	struct truth t;
+	struct oob_err e = {0};
+	struct sums s;
+	if (!in || truth_load("rdprog", &t))
+		SKIP("no fixture");
+	const char *out = tmp_path("plain.oobt");
+	struct trace_write_opts wo = {
+	    .format = TRACE_FMT_OOBT, .oobt_plain = 1, .oobt_icache_log2 = 8};
+	CHECK_EQ(convert(in, out, &wo, &e), 0);
+	struct trace_reader *o = trace_open(out, NULL, &e);
+	CHECK(o);
+	CHECK(strstr(trace_reader_describe(o), "plain body"));
+	CHECK(strstr(trace_reader_describe(o), "from qemu"));
+	CHECK_EQ(sum_reader(o, t.fields, &s, &e), 0);
+	trace_close(o);
+	CHECK(!against_truth(&s, &t));
+	unlink(out);
+}
+
+static void roundtrip_tracerv_bin_layouts(void)
+{
+	const char *in = oobtest_gen("readers/tv-c-v63-w2.bin");
+	struct truth t;
+	struct oob_err e = {0};
+	if (!in || truth_load("tv-c-v63-w2", &t))
+		SKIP("no fixture");
+	struct trace_tracerv_opts lays[] = {{0, 0, 0}, {3, 4, 40}, {7, 8, 40}, {2, 3, 63}};
+	for (int lz = 0; lz < 2; lz++) {
+		for (size_t i = 0; i < sizeof(lays) / sizeof(lays[0]); i++) {
+			const char *out = tmp_path("rt.bin");
+			struct trace_write_opts wo = {
+			    .format = TRACE_FMT_TRACERV_BIN, .tracerv = lays[i], .lz4 = lz};
+			CHECK_EQ(convert(in, out, &wo, &e), 0);
+			struct trace_reader *r = trace_open(out, NULL, &e);
+			CHECK(r);
+			uint64_t num, den;
+			trace_reader_clock_ratio(r, &num, &den);
+			CHECK_EQ(num, tget(&t, "clock_num"));
+			CHECK_EQ(den, tget(&t, "clock_den"));
+			struct sums s;
+			CHECK_EQ(sum_reader(r, "pc,cycle", &s, &e), 0);
+			trace_close(r);
+			CHECK_EQ(s.n, tget(&t, "records"));
+			CHECK_EQ(s.h, tget(&t, "hash"));
+			unlink(out);
+		}
+	}
+}
+
+static struct trace_reader *open_bytes(const void *p, size_t n, struct oob_err *e)
+{
+	struct in_stream *s = in_open_mem(p, n, "mem", e);
+	return s ? trace_open_stream(s, NULL, e) : NULL;
+}
+
+/* Reads everything; returns the final status (0 or negative) and the count. */
+static int drain(struct trace_reader *r, uint64_t *n, struct oob_err *e)
+{
+	const struct trace_batch *b;
+	int rc;
+	*n = 0;
+	while ((rc = trace_next(r, &b, e)) > 0)
+		*n += b->n;
+	return rc;
+}
+
+static void oobt_truncated_is_detected(void)
+{
+	const char *in = oobtest_gen("readers/spike-2core.log");
+	struct truth t;
+	struct oob_err e = {0};
+	if (!in || truth_load("spike-2core", &t))
+		SKIP("no fixture");
+	for (int plain = 0; plain < 2; plain++) {
+		const char *out = tmp_path("trunc.oobt");
+		struct trace_write_opts wo = {.format = TRACE_FMT_OOBT, .oobt_plain = plain};
+		CHECK_EQ(convert(in, out, &wo, &e), 0);
+		size_t n;
+		uint8_t *buf = slurp(out, &n);
+		CHECK(buf);
+		size_t cuts[] = {OOBT_HEADER_SIZE + 3, OOBT_HEADER_SIZE + 100, n / 3, n / 2, n - 1};
+		for (size_t c = 0; c < sizeof(cuts) / sizeof(cuts[0]); c++) {
+			uint64_t got;
+			struct trace_reader *r = open_bytes(buf, cuts[c], &e);
+			CHECK(r);
+			int rc = drain(r, &got, &e);
+			trace_close(r);
+			CHECK_EQ(rc, -EINVAL);
+			if (!strstr(e.msg, "truncated") && !strstr(e.msg, "no end marker"))
+				CHECK_STR(e.msg, "truncated ...");
+			CHECK(got <= tget(&t, "records"));
+		}
+		/* the whole file reads, and a byte more is refused */
+		uint64_t got;
+		struct trace_reader *r = open_bytes(buf, n, &e);
+		CHECK(r && drain(r, &got, &e) == 0 && got == tget(&t, "records"));
+		trace_close(r);
+		if (plain) {
+			uint8_t *more = oob_xmalloc(n + 1);
+			memcpy(more, buf, n);
+			more[n] = 0x01;
+			r = open_bytes(more, n + 1, &e);
+			CHECK(r && drain(r, &got, &e) == -EINVAL);
+			CHECK(strstr(e.msg, "after the end marker"));
+			trace_close(r);
+			free(more);
+		}
+		free(buf);
+		unlink(out);
+	}
+}
+
+/* A hand-made oobt file: header + plain body. */
+static size_t mk_oobt(uint8_t *out, unsigned fields, const uint8_t *body, size_t n)
+{
+	struct oobt_header h = {.fields = fields,
+				.clock_num = 1,
+				.clock_den = 1,
+				.compression = OOBT_COMP_NONE,
+				.icache_log2 = 10};
+	oobt_header_encode(&h, out);
+	memcpy(out + OOBT_HEADER_SIZE, body, n);
+	return OOBT_HEADER_SIZE + n;
+}
+
+static const char *oobt_error_of(unsigned fields, const uint8_t *body, size_t n, uint64_t *got)
+{
+	static struct oob_err e;
+	uint8_t buf[512];
+	size_t len = mk_oobt(buf, fields, body, n);
+	struct trace_reader *r = open_bytes(buf, len, &e);
+	if (!r)
+		return e.msg;
+	int rc = drain(r, got, &e);
+	trace_close(r);
+	return rc ? e.msg : "";
+}
+
+static void oobt_hostile_bodies(void)
+{
+	uint64_t got;
+	/* jump to 0x1000, RUN of 3 (2,4,2), END 4 */
+	const uint8_t ok[] = {0xc0, 0x80, 0x40, 0x0a, 0xff, 0x04};
+	CHECK_STR(oobt_error_of(0, ok, sizeof(ok), &got), "");
+	CHECK_EQ(got, 4);
+	const uint8_t badcount[] = {0xc0, 0x80, 0x40, 0xff, 0x07};
+	CHECK(strstr(oobt_error_of(0, badcount, sizeof(badcount), &got), "END record count"));
+	CHECK_EQ(got, 1);
+	const uint8_t longv[] = {0xc0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+				 0xff, 0xff, 0xff, 0xff, 0x01, 0xff, 0x01};
+	CHECK(strstr(oobt_error_of(0, longv, sizeof(longv), &got), "varint longer"));
+	const uint8_t unk[] = {0x02, 0xe0, 0xff, 0x01};
+	const char *m = oobt_error_of(0, unk, sizeof(unk), &got);
+	CHECK(strstr(m, "unknown operation at byte 49"));
+	CHECK_EQ(got, 1); /* the record before the bad byte is delivered */
+	const uint8_t zero[] = {0x00};
+	CHECK(strstr(oobt_error_of(0, zero, 1, &got), "invalid operation 0x00"));
+	const uint8_t bighart[] = {0xc3, 0x80, 0x80, 0x04, 0x02, 0xff, 0x01};
+	CHECK(strstr(oobt_error_of(0, bighart, sizeof(bighart), &got), "hart number"));
+	const uint8_t evlong[] = {0xd6, 0xff, 0xff, 0x7f, 0x02};
+	CHECK(strstr(oobt_error_of(TRACE_F_EVENTS, evlong, sizeof(evlong), &got), "event text"));
+	const uint8_t noend[] = {0x7f, 0x7f};
+	CHECK(strstr(oobt_error_of(0, noend, sizeof(noend), &got), "no end marker after 12"));
+	/* header fields */
+	struct oob_err e = {0};
+	uint8_t buf[64];
+	mk_oobt(buf, 0, ok, 0);
+	buf[8] = 2;
+	CHECK(!open_bytes(buf, OOBT_HEADER_SIZE, &e) && e.code == -ENOTSUP);
+	CHECK(strstr(e.msg, "version 2"));
+	mk_oobt(buf, 0, ok, 0);
+	buf[33] = 30;
+	CHECK(!open_bytes(buf, OOBT_HEADER_SIZE, &e) && strstr(e.msg, "cache size"));
+	CHECK(!open_bytes(buf, 20, &e) && strstr(e.msg, "header truncated"));
+}
+
+/* Every single-byte corruption of a small real oobt must end in a clear
+ * result: the records, or an error; ASan/UBSan watch for the rest. */
+static void oobt_every_byte_flipped(void)
+{
+	const char *in = oobtest_gen("readers/bare.qemu.log");
+	struct oob_err e = {0};
+	if (!in)
+		SKIP("no fixture");
+	for (int plain = 0; plain < 2; plain++) {
+		const char *out = tmp_path("flip.oobt");
+		struct trace_write_opts wo = {.format = TRACE_FMT_OOBT, .oobt_plain = plain};
+		CHECK_EQ(convert(in, out, &wo, &e), 0);
+		size_t n;
+		uint8_t *buf = slurp(out, &n);
+		CHECK(buf);
+		unsigned errors = 0;
+		for (size_t i = 0; i < n; i++) {
+			for (int bit = 0; bit < 8; bit += 3) {
+				buf[i] ^= (uint8_t)(1 << bit);
+				uint64_t got;
+				struct trace_reader *r = open_bytes(buf, n, &e);
+				if (!r || drain(r, &got, &e) < 0) {
+					errors++;
+					CHECK(e.msg[0]);
+				}
+				trace_close(r);
+				buf[i] ^= (uint8_t)(1 << bit);
+			}
+		}
+		CHECK(errors > n / 2); /* most flips are noticed (LZ4 checksum, END count) */
+		free(buf);
+		unlink(out);
+	}
+}
+
+static void text_garbage_names_the_line(void)
+{
+	struct oob_err e = {0};
+	uint64_t got;
+	const char *spk = "core   0: 1 0x0000000000010000 (0x00001141) x2  0x10\n"
+			  "core   0: 1 0x0000000000010002 (0xe406) mem 0x8 0x0000000000000001\n"
+			  "core   0: 1 0x0000000000010004 (0x1234)\n"
+			  "core   0: 1 0x00000000000zz006 (0x1234)\n";
+	struct trace_reader *r = open_bytes(spk, strlen(spk), &e);
+	CHECK(r);
+	CHECK_EQ(drain(r, &got, &e), -EINVAL);
+	CHECK_EQ(got, 3);
+	CHECK(strstr(e.msg, "spike: line 4: expected"));
+	trace_close(r);
+	const char *q =
+	    "Trace 0: 0x7f0000000100 [0000000000000000/0000000000010000/00207600/00000201] _start\n"
+	    "Linking TBs 0x7f00 [0000000000010000] index 0 -> 0x7f01 [0000000000010004]\n";
+	r = open_bytes(q, strlen(q), &e);
+	CHECK(r);
+	CHECK_EQ(drain(r, &got, &e), -EINVAL);
+	CHECK(strstr(e.msg, "line 2") && strstr(e.msg, "nochain"));
+	trace_close(r);
+	const char *tv = "# Clock Domain: x, Relative Frequency: 1/1 of Base Clock\n"
+			 "Cycle: 0000000000000001 I0: 0000000000010000\n"
+			 "Cycle: 00000000000000x2 I0: 0000000000010004\n";
+	r = open_bytes(tv, strlen(tv), &e);
+	CHECK(r);
+	CHECK_EQ(drain(r, &got, &e), -EINVAL);
+	CHECK_EQ(got, 1);
+	CHECK(strstr(e.msg, "tracerv-text: line 3"));
+	trace_close(r);
+	const char *hdr =
+	    "# Clock Domain: x, Relative Frequency: 1/0 of Base Clock\nCycle: 1 I0: 10\n";
+	CHECK(!open_bytes(hdr, strlen(hdr), &e) && strstr(e.msg, "line 1"));
+}
+
+static void unknown_and_empty_input(void)
+{
+	struct oob_err e = {0};
+	const uint8_t junk[] = {0x00, 0x01, 0x02, 0xfe, 'h', 'i'};
+	CHECK(!open_bytes(junk, sizeof(junk), &e));
+	CHECK(strstr(e.msg, "unknown trace format (first bytes: 00 01 02 fe 68 69"));
+	CHECK_EQ(e.code, -EINVAL);
+	CHECK(!open_bytes("", 0, &e));
+	CHECK(strstr(e.msg, "empty"));
+	const char *text = "hello world\nthis is not a trace\n";
+	CHECK(!open_bytes(text, strlen(text), &e) && strstr(e.msg, "hello world"));
+}
+
+static void overlong_line_is_an_error(void)
+{
+	size_t n = IN_WINDOW + 100;
+	char *big = oob_xmalloc(n);
+	memset(big, 'x', n);
+	memcpy(big, "core   0: 1 0x0000000000010000 (0x00001141) ", 44);
+	big[n - 1] = '\n';
+	struct oob_err e = {0};
+	uint64_t got;
+	struct trace_reader *r = open_bytes(big, n, &e);
+	CHECK(r);
+	CHECK(drain(r, &got, &e) < 0);
+	CHECK(strstr(e.msg, "line 1 is longer than"));
+	trace_close(r);
+	free(big);
+}
+
+static void detect_from_first_bytes(void)
+{
+	static const struct {
+		const char *text;
+		enum trace_format f;
+	} cases[] = {
+	    {"core   0: 3 0x0000000080000000 (0x00000297) x5  0x0000000080000000\n",
+	     TRACE_FMT_SPIKE},
+	    {"core   1: 0x0000000080000000 (0x00000297) auipc t0, 0x0\n", TRACE_FMT_SPIKE},
+	    {"Trace 0: 0x7f0000000100 [0000000000000000/0000000000010000/00207600/00000201] x\n",
+	     TRACE_FMT_QEMU},
+	    {"----------------\nIN: _start\n0x0000000000010574:  022000ef  jal ra,34\n\n"
+	     "Trace 0: 0x7f0000000100 [0/10574/0/0]\n",
+	     TRACE_FMT_QEMU},
+	    {"# Clock Domain: a, Relative Frequency: 1/1 of Base Clock\nCycle: 0000000000000001 "
+	     "I0: "
+	     "0000000080000000\n",
+	     TRACE_FMT_TRACERV_TEXT},
+	    {"# Clock Domain: a, Relative Frequency: 1/1 of Base Clock\nIndent: 1, Start label: "
+	     "main, At cycle: 5\n",
+	     TRACE_FMT_FIREPERF},
+	    {"# Clock Domain: a, Relative Frequency: 1/1 of Base Clock\nWARN: STACK ZEROED x\n",
+	     TRACE_FMT_FIREPERF},
+	    {"# Clock Domain: a, Relative Frequency: 1/1 of Base Clock\n", TRACE_FMT_TRACERV_BIN},
+	    {"\x89OOBT\r\n\x1a\x01", TRACE_FMT_OOBT},
+	    {"\x04\x22\x4d\x18", TRACE_FMT_AUTO},
+	    {"random words\n", TRACE_FMT_AUTO},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK_EQ(trace_detect((const uint8_t *)cases[i].text, strlen(cases[i].text)),
+			 cases[i].f);
+	/* binary TracerV without a header: only when the layout is clear */
+	uint64_t recs[64];
+	for (int i = 0; i < 32; i++) {
+		recs[2 * i] = 100 + (uint64_t)i * 3;
+		recs[2 * i + 1] = (0x80000000ull + 4 * (uint64_t)i) | 1ull << 63;
+	}
+	CHECK_EQ(trace_detect((const uint8_t *)recs, sizeof(recs)), TRACE_FMT_TRACERV_BIN);
+	CHECK_EQ(trace_detect((const uint8_t *)recs, 16 * 8), TRACE_FMT_AUTO); /* too few */
+}
+
+static void format_names_round_trip(void)
+{
+	for (int f = TRACE_FMT_AUTO; f <= TRACE_FMT_OOBT; f++) {
+		enum trace_format g;
+		CHECK_EQ(trace_format_parse(trace_format_name((enum trace_format)f), &g), 0);
+		CHECK_EQ(g, f);
+	}
+	enum trace_format g;
+	CHECK_EQ(trace_format_parse("perf", &g), -EINVAL);
+	CHECK_STR(trace_format_name((enum trace_format)99), "unknown");
+}
+
+static void fireperf_log_matches_truth(void)
+{
+	const char *p = oobtest_gen("readers/fireperf.txt");
+	struct truth t;
+	struct oob_err e = {0};
+	if (!p || truth_load("fireperf", &t))
+		SKIP("no fixture");
+	struct in_stream *s = in_open(p, NULL, &e);
+	struct fireperf_reader *r = fireperf_open_stream(s, &e);
+	CHECK(r);
+	const struct fireperf_event *ev;
+	uint64_t n[4] = {0}, h = FNV0, last_line = 0;
+	int rc;
+	while ((rc = fireperf_next(r, &ev, &e)) > 0) {
+		n[ev->kind & 3]++;
+		if (ev->kind != FIREPERF_ZERO) {
+			h = fnv(h, ev->cycle);
+			CHECK(ev->label[0] && ev->indent > 0);
+		}
+		CHECK(ev->line > last_line);
+		last_line = ev->line;
+	}
+	fireperf_close(r);
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(n[FIREPERF_START], tget(&t, "starts"));
+	CHECK_EQ(n[FIREPERF_END], tget(&t, "ends"));
+	CHECK_EQ(n[FIREPERF_ZERO], tget(&t, "zeroed"));
+	CHECK_EQ(h, tget(&t, "cycle_hash"));
+	/* trace_open knows the format but has no instructions for it */
+	struct trace_reader *tr = trace_open(p, NULL, &e);
+	const struct trace_batch *b;
+	CHECK(tr && trace_reader_format(tr) == TRACE_FMT_FIREPERF);
+	CHECK_EQ(trace_next(tr, &b, &e), -ENOTSUP);
+	trace_close(tr);
+}
+
+static void fireperf_lines(void)
+{
+	struct oob_err e = {0};
+	const char *log = "# Clock Domain: t, Relative Frequency: 1/1 of Base Clock\n\n"
+			  "Indent: 1, Start label: ns::f(int, char), At cycle: 10\n"
+			  "WARN: STACK ZEROED WHEN WE WERE LOOKING FOR LABEL: g, iaddr 0x10\n"
+			  "WARN: is_callsite was: 0, is_fn_entry was: 1\n"
+			  "Indent: 1, End label: ns::f(int, char), End cycle: 20\n"
+			  "Indent: x, End label: f, End cycle: 20\n";
+	struct fireperf_reader *r =
+	    fireperf_open_stream(in_open_mem(log, strlen(log), "fp", &e), &e);
+	const struct fireperf_event *ev;
+	CHECK(r);
+	CHECK(fireperf_next(r, &ev, &e) == 1 && ev->kind == FIREPERF_START && ev->line == 3);
+	CHECK_STR(ev->label, "ns::f(int, char)");
+	CHECK_EQ(ev->cycle, 10);
+	CHECK(fireperf_next(r, &ev, &e) == 1 && ev->kind == FIREPERF_ZERO);
+	CHECK(fireperf_next(r, &ev, &e) == 1 && ev->kind == FIREPERF_END && ev->cycle == 20);
+	CHECK_EQ(fireperf_next(r, &ev, &e), -EINVAL);
+	CHECK(strstr(e.msg, "line 7"));
+	fireperf_close(r);
+	const char *bad = "Cycle: 1 I0: 10\n";
+	CHECK(!fireperf_open_stream(in_open_mem(bad, strlen(bad), "fp", &e), &e));
+	CHECK(strstr(e.msg, "line 1"));
+}
+
+static int leftover_tmp(const char *path)
+{
+	char dir[512], base[256];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	snprintf(base, sizeof(base), "%s.tmp.", slash + 1);
+	*slash = '\0';
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+	while (d && (de = readdir(d)))
+		n += strncmp(de->d_name, base, strlen(base)) == 0;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void writer_is_atomic_and_strict(void)
+{
+	struct oob_err e = {0};
+	const char *out = tmp_path("atomic.oobt");
+	uint64_t pc[3] = {0x10000, 0x10002, 0xffffffff80000000ull};
+	uint8_t priv[3] = {0, 0, 5};
+	struct trace_batch b = {.n = 2, .pc = pc, .priv = priv};
+	unlink(out);
+	struct trace_write_opts wo = {.format = TRACE_FMT_OOBT, .fields = TRACE_F_PRIV};
+	struct trace_writer *w = trace_writer_open(out, &wo, &e);
+	CHECK(w);
+	CHECK_EQ(trace_writer_put(w, &b, &e), 0);
+	CHECK(access(out, F_OK) != 0); /* nothing at the path before close */
+	CHECK_EQ(leftover_tmp(out), 1);
+	trace_writer_abort(w);
+	CHECK(access(out, F_OK) != 0);
+	CHECK_EQ(leftover_tmp(out), 0);
+	/* priv 5 cannot be stored */
+	w = trace_writer_open(out, &wo, &e);
+	b.n = 3;
+	CHECK_EQ(trace_writer_put(w, &b, &e), -EINVAL);
+	CHECK(strstr(e.msg, "priv 5"));
+	CHECK(trace_writer_close(w, &e) < 0);
+	CHECK(access(out, F_OK) != 0 && leftover_tmp(out) == 0);
+	/* tracerv-bin: 40-bit pcs only, one hart per file */
+	struct trace_write_opts tv = {.format = TRACE_FMT_TRACERV_BIN};
+	uint64_t wide[1] = {0x0000123456789abcull};
+	struct trace_batch bw = {.n = 1, .pc = wide};
+	w = trace_writer_open(out, &tv, &e);
+	CHECK_EQ(trace_writer_put(w, &bw, &e), -EINVAL);
+	CHECK(strstr(e.msg, "not a 40-bit address"));
+	trace_writer_abort(w);
+	w = trace_writer_open(out, &tv, &e);
+	b.n = 2;
+	CHECK_EQ(trace_writer_put(w, &b, &e), 0);
+	b.hart = 1;
+	CHECK_EQ(trace_writer_put(w, &b, &e), -EINVAL);
+	CHECK(strstr(e.msg, "one hart"));
+	trace_writer_abort(w);
+	struct trace_write_opts badlay = {.format = TRACE_FMT_TRACERV_BIN, .tracerv = {.width = 8}};
+	CHECK(!trace_writer_open(out, &badlay, &e) && strstr(e.msg, "impossible layout"));
+	CHECK(!trace_writer_open("/nonexistent-dir/x.oobt", &wo, &e) && e.code == -ENOENT);
+}
+
+static void oobt_all_extra_kinds(void)
+{
+	struct oob_err e = {0};
+	const char *out = tmp_path("extras.oobt");
+	enum { N = 3000 };
+	uint64_t *pc = oob_xcalloc(N, 8), *cyc = oob_xcalloc(N, 8);
+	uint32_t *insn = oob_xcalloc(N, 4);
+	uint8_t *priv = oob_xcalloc(N, 1);
+	struct trace_extra *x = oob_xcalloc(4 * N, sizeof(*x));
+	uint32_t nx = 0;
+	char texts[N][48];
+	for (uint32_t i = 0; i < N; i++) {
+		pc[i] = 0xffffffff80000000ull + (i % 7 ? 4 * i : 0x100000 * (uint64_t)i);
+		cyc[i] = 1000 + 3ull * i - (i % 5 == 0);
+		insn[i] = i % 3 ? 0x00000013u + (i & 0xff) * 0x100000 : 0x4501 + (i & 7);
+		priv[i] = (uint8_t)(i / 500 % 2 ? 3 : 1);
+		uint32_t k = i % 8;
+		snprintf(texts[i], sizeof(texts[i]), "{\"switch\":{\"pid\":%u}}", i);
+		struct trace_extra v[] = {
+		    {.kind = TRACE_X_REG, .num = (uint16_t)(i % 32), .val = ~(uint64_t)i},
+		    {.kind = TRACE_X_FREG, .num = 3, .val = 0xffffffff3f800000ull},
+		    {.kind = TRACE_X_CSR, .num = 0x180, .val = 0x8000000000080000ull + i},
+		    {.kind = TRACE_X_LOAD, .size = 8, .addr = 0xffffffd800600000ull + 8 * i},
+		    {.kind = TRACE_X_STORE, .size = 4, .addr = 0x3ffffff000ull - i, .val = i},
+		    {.kind = TRACE_X_TRAP, .val = (1ull << 63) | 5, .addr = i},
+		    {.kind = TRACE_X_EVENT, .text = texts[i]},
+		    {.kind = TRACE_X_REG, .num = 300, .addr = 1, .size = 2, .val = 3}, /* ANY */
+		};
+		for (uint32_t j = 0; j <= k % 3; j++) {
+			x[nx] = v[(k + j) % 8];
+			x[nx++].idx = i;
+		}
+	}
+	struct trace_batch b = {.pc = pc, .cycle = cyc, .insn = insn, .priv = priv, .x = x};
+	struct trace_write_opts wo = {.format = TRACE_FMT_OOBT, .fields = 0x3f};
+	struct trace_writer *w = trace_writer_open(out, &wo, &e);
+	CHECK(w);
+	/* several batches, two harts */
+	uint32_t done = 0, xi = 0;
+	for (uint16_t hart = 0; done < N; hart ^= 1) {
+		uint32_t n = N - done < 700 ? N - done : 700;
+		b.pc = pc + done;
+		b.cycle = cyc + done;
+		b.insn = insn + done;
+		b.priv = priv + done;
+		b.x = x + xi;
+		b.hart = hart;
+		b.n = n;
+		b.nx = 0;
+		while (xi + b.nx < nx && x[xi + b.nx].idx < done + n)
+			b.nx++;
+		for (uint32_t j = 0; j < b.nx; j++)
+			b.x[j].idx -= done;
+		CHECK_EQ(trace_writer_put(w, &b, &e), 0);
+		for (uint32_t j = 0; j < b.nx; j++)
+			b.x[j].idx += done;
+		xi += b.nx;
+		done += n;
+	}
+	CHECK_EQ(trace_writer_close(w, &e), 0);
+	struct trace_reader *r = trace_open(out, NULL, &e);
+	CHECK(r);
+	const struct trace_batch *rb;
+	uint32_t k = 0, kx = 0;
+	int rc;
+	while ((rc = trace_next(r, &rb, &e)) > 0) {
+		CHECK_EQ(rb->hart, (k / 700) % 2);
+		for (uint32_t i = 0; i < rb->n; i++, k++) {
+			CHECK_EQ(rb->pc[i], pc[k]);
+			CHECK_EQ(rb->cycle[i], cyc[k]);
+			CHECK_EQ(rb->insn[i], insn[k]);
+			CHECK_EQ(rb->priv[i], priv[k]);
+		}
+		for (uint32_t j = 0; j < rb->nx; j++, kx++) {
+			const struct trace_extra *a = &rb->x[j], *o = &x[kx];
+			CHECK_EQ(rb->seq + a->idx, o->idx);
+			CHECK(a->kind == o->kind && a->num == o->num && a->addr == o->addr &&
+			      a->val == o->val && a->size == o->size);
+			if (o->kind == TRACE_X_EVENT)
+				CHECK_STR(a->text, o->text);
+		}
+	}
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(k, N);
+	CHECK_EQ(kx, nx);
+	trace_close(r);
+	unlink(out);
+	free(pc);
+	free(cyc);
+	free(insn);
+	free(priv);
+	free(x);
+}
+
+/* Spike lines with many fields: batches end early instead of overflowing. */
+static void extras_bound_per_batch(void)
+{
+	enum { LINES = 3000, FIELDS = 12 };
+	size_t cap = (size_t)LINES * (60 + FIELDS * 24), len = 0;
+	char *log = oob_xmalloc(cap);
+	for (int i = 0; i < LINES; i++) {
+		len += (size_t)snprintf(log + len, cap - len, "core   0: 1 0x%016x (0x00001141)",
+					0x10000 + 2 * i);
+		for (int j = 0; j < FIELDS; j++)
+			len += (size_t)snprintf(log + len, cap - len, " x%d 0x%x", j + 1, i);
+		log[len++] = '\n';
+	}
+	struct oob_err e = {0};
+	struct trace_reader *r = open_bytes(log, len, &e);
+	CHECK(r);
+	const struct trace_batch *b;
+	uint64_t n = 0, nx = 0, batches = 0;
+	int rc;
+	while ((rc = trace_next(r, &b, &e)) > 0) {
+		CHECK(b->nx <= TRACE_X_MAX);
+		n += b->n;
+		nx += b->nx;
+		batches++;
+	}
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(n, LINES);
+	CHECK_EQ(nx, LINES * FIELDS);
+	CHECK(batches >= (LINES * FIELDS + TRACE_X_MAX - 1) / TRACE_X_MAX);
+	trace_close(r);
+	free(log);
+}
+
+int main(void)
+{
+	OOBTEST_BEGIN("test_trace");
+	RUN(spike_commit_log_matches_truth);
+	RUN(spike_lz4_matches_truth);
+	RUN(spike_two_harts_batch_per_hart);
+	RUN(spike_l_lines_without_commits);
+	RUN(qemu_user_log_matches_truth);
+	RUN(qemu_user_lz4_matches_truth);
+	RUN(qemu_system_log_priv_and_traps);
+	RUN(tracerv_bin_every_layout);
+	RUN(tracerv_bin_lz4_and_text);
+	RUN(tracerv_layout_override);
+	RUN(tracerv_truncated_record);
+	RUN(roundtrip_oobt_every_fixture);
+	RUN(roundtrip_oobt_plain_body);
+	RUN(roundtrip_tracerv_bin_layouts);
+	RUN(oobt_truncated_is_detected);
+	RUN(oobt_hostile_bodies);
+	RUN(oobt_every_byte_flipped);
+	RUN(oobt_all_extra_kinds);
+	RUN(text_garbage_names_the_line);
+	RUN(unknown_and_empty_input);
+	RUN(overlong_line_is_an_error);
+	RUN(detect_from_first_bytes);
+	RUN(format_names_round_trip);
+	RUN(fireperf_log_matches_truth);
+	RUN(fireperf_lines);
+	RUN(writer_is_atomic_and_strict);
+	RUN(extras_bound_per_batch);
+	return OOBTEST_END();
+}
