@@ -105,23 +105,23 @@ enum {
 };
 
 static const struct option long_opts[] = {
-	{"format", required_argument, NULL, OPT_FORMAT},
-	{"elf", required_argument, NULL, OPT_ELF},
-	{"map", required_argument, NULL, OPT_MAP},
-	{"metric", required_argument, NULL, OPT_METRIC},
-	{"annotate", no_argument, NULL, OPT_ANNOTATE},
-	{"inline", no_argument, NULL, OPT_INLINE},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"events", required_argument, NULL, OPT_EVENTS},
-	{"hart", required_argument, NULL, OPT_HART},
-	{"tracerv-width", required_argument, NULL, OPT_TV_WIDTH},
-	{"tracerv-words", required_argument, NULL, OPT_TV_WORDS},
-	{"tracerv-valid-bit", required_argument, NULL, OPT_TV_VALID},
-	{"max-insns", required_argument, NULL, OPT_MAX},
-	{"to", required_argument, NULL, OPT_TO},
-	{"log-level", required_argument, NULL, OPT_LOG},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"elf", required_argument, NULL, OPT_ELF},
+    {"map", required_argument, NULL, OPT_MAP},
+    {"metric", required_argument, NULL, OPT_METRIC},
+    {"annotate", no_argument, NULL, OPT_ANNOTATE},
+    {"inline", no_argument, NULL, OPT_INLINE},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"events", required_argument, NULL, OPT_EVENTS},
+    {"hart", required_argument, NULL, OPT_HART},
+    {"tracerv-width", required_argument, NULL, OPT_TV_WIDTH},
+    {"tracerv-words", required_argument, NULL, OPT_TV_WORDS},
+    {"tracerv-valid-bit", required_argument, NULL, OPT_TV_VALID},
+    {"max-insns", required_argument, NULL, OPT_MAX},
+    {"to", required_argument, NULL, OPT_TO},
+    {"log-level", required_argument, NULL, OPT_LOG},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 static int bad_value(const char *opt, const char *val)
@@ -257,10 +257,9 @@ static json_t *stats_json(const struct profile_stats *s)
 			 (json_int_t)s->instructions, "cycles", (json_int_t)s->cycles, "events",
 			 (json_int_t)s->events, "calls", (json_int_t)s->calls, "returns",
 			 (json_int_t)s->returns, "tail_calls", (json_int_t)s->tail_calls, "traps",
-			 (json_int_t)s->traps, "trap_returns", (json_int_t)s->trap_returns,
-			 "swaps", (json_int_t)s->swaps, "repairs_unwind",
-			 (json_int_t)s->repairs_unwind, "repairs_unknown",
-			 (json_int_t)s->repairs_unknown, "returns_above",
+			 (json_int_t)s->traps, "trap_returns", (json_int_t)s->trap_returns, "swaps",
+			 (json_int_t)s->swaps, "repairs_unwind", (json_int_t)s->repairs_unwind,
+			 "repairs_unknown", (json_int_t)s->repairs_unknown, "returns_above",
 			 (json_int_t)s->returns_above, "unknown_pcs", (json_int_t)s->unknown_pcs,
 			 "raw_bytes", (json_int_t)s->raw_bytes, "seconds", s->seconds, "partial",
 			 s->partial);
@@ -288,8 +287,8 @@ static int top_json(const struct profile *p, const struct profile_func *v, size_
 	json_t *arr = json_array();
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(arr, func_json(p, &v[i]));
-	json_t *root = json_pack("{s:o, s:o}", "functions", arr, "stats",
-				 stats_json(profile_stats(p)));
+	json_t *root =
+	    json_pack("{s:o, s:o}", "functions", arr, "stats", stats_json(profile_stats(p)));
 	int rc = json_dumpf(root, stdout, JSON_INDENT(1)) < 0 ? -EIO : 0;
 	putchar('\n');
 	json_decref(root);
@@ -377,9 +376,9 @@ static int cmd_processes(struct cli *c, int argc, char **argv)
 	json_t *arr = json_array();
 	for (size_t k = 0; k < profile_nprocesses(p); k++)
 		json_array_append_new(arr, process_json(p, profile_process(p, k)));
-	json_t *root = json_pack("{s:o, s:I, s:s?}", "processes", arr, "switches",
-				 (json_int_t)profile_switches(p), "source",
-				 profile_process_source(p));
+	json_t *root =
+	    json_pack("{s:o, s:I, s:s?}", "processes", arr, "switches",
+		      (json_int_t)profile_switches(p), "source", profile_process_source(p));
 	int rc = json_dumpf(root, stdout, JSON_INDENT(1)) < 0 ? -EIO : 0;
 	putchar('\n');
 	json_decref(root);
@@ -425,8 +424,10 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		int (*fn)(struct cli *, int, char **);
-	} cmds[] = {{"fold", cmd_fold},	  {"top", cmd_top},
-		    {"stats", cmd_stats}, {"processes", cmd_processes},
+	} cmds[] = {{"fold", cmd_fold},
+		    {"top", cmd_top},
+		    {"stats", cmd_stats},
+		    {"processes", cmd_processes},
 		    {"convert", cmd_convert}};
 	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO};
 	if (argc < 2) {

@@ -180,9 +180,9 @@ struct code_block *code_block_build(struct code_space *cs, uint64_t pc)
 		tmp.target = tmp.fall;
 	else if (tmp.end == CODE_END_CTI && tmp.last.kind == RV_JUMP)
 		tmp.fall = tmp.target;
-	tmp.local = tmp.end == CODE_END_SEQ ||
-		    (tmp.end == CODE_END_CTI &&
-		     (tmp.last.kind == RV_BRANCH || tmp.last.kind == RV_JUMP));
+	tmp.local =
+	    tmp.end == CODE_END_SEQ ||
+	    (tmp.end == CODE_END_CTI && (tmp.last.kind == RV_BRANCH || tmp.last.kind == RV_JUMP));
 	tmp.gen = cs->gen;
 	tmp.owner = cs;
 	struct code_block *b = oob_arena_alloc(cs->arena, sizeof(*b) + tmp.n * sizeof(off[0]));

@@ -40,27 +40,27 @@ enum code_end {
 struct code_block {
 	uint64_t start;
 	uint64_t last_pc;
-	uint64_t entry;	      /* run-time entry of the containing function, 0 if none */
-	uint32_t func;	      /* frame of the containing function, or FRAME_NONE */
+	uint64_t entry;		       /* run-time entry of the containing function, 0 if none */
+	uint32_t func;		       /* frame of the containing function, or FRAME_NONE */
 	const struct sym_mapping *map; /* binary mapped there, or NULL */
 	struct code_space *owner;      /* the space the block belongs to */
-	uint32_t n;	      /* instructions */
-	uint32_t gen;	      /* code generation the block was built in */
-	uint32_t inl;	      /* inline chain of every instruction (0 = none, or inline off) */
-	uint8_t end;	      /* enum code_end */
-	uint8_t kernel;	      /* address in the kernel half (bit 63 set) */
-	struct rv_insn last;  /* decoded last instruction (unless CODE_END_NOCODE) */
+	uint32_t n;		       /* instructions */
+	uint32_t gen;		       /* code generation the block was built in */
+	uint32_t inl;	     /* inline chain of every instruction (0 = none, or inline off) */
+	uint8_t end;	     /* enum code_end */
+	uint8_t kernel;	     /* address in the kernel half (bit 63 set) */
+	struct rv_insn last; /* decoded last instruction (unless CODE_END_NOCODE) */
 	/* Where control may go without it being a call, return or trap: the
 	 * fall-through and the direct target of a branch or jump (both the
 	 * fall-through for CODE_END_SEQ). Valid when local is 1. */
 	uint64_t fall, target;
 	uint8_t local;
 	struct code_block *succ[2]; /* recently seen successors (may be stale: check gen) */
-	uint16_t off[];	      /* n offsets from start */
+	uint16_t off[];		    /* n offsets from start */
 };
 
 struct code_space {
-	unsigned id; /* address-space id used for frame interning */
+	unsigned id;		      /* address-space id used for frame interning */
 	const struct sym_space *syms; /* borrowed; may be NULL */
 	struct frame_table *frames;   /* borrowed */
 	struct oob_map bits;	      /* pc -> instruction bits seen in the trace */

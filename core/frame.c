@@ -41,7 +41,9 @@ uint32_t frame_func(struct frame_table *t, unsigned space, uint64_t entry, unsig
 	int inserted;
 	uint64_t *slot = oob_map_put(&t->by_addr[space], entry, &inserted);
 	if (inserted) {
-		struct frame f = {.kind = (uint8_t)kind, .space = (uint16_t)space, .addr = entry,
+		struct frame f = {.kind = (uint8_t)kind,
+				  .space = (uint16_t)space,
+				  .addr = entry,
 				  .next = FRAME_NONE};
 		*slot = frame_add(t, &f);
 	}
@@ -66,8 +68,8 @@ uint32_t frame_named(struct frame_table *t, unsigned kind, const char *name)
 	for (uint32_t id = first; id != FRAME_NONE; id = t->v[id].next)
 		if (t->v[id].kind == kind && strcmp(t->v[id].name, name) == 0)
 			return id;
-	struct frame f = {.kind = (uint8_t)kind, .name = oob_arena_strdup(t->arena, name),
-			  .next = first};
+	struct frame f = {
+	    .kind = (uint8_t)kind, .name = oob_arena_strdup(t->arena, name), .next = first};
 	uint32_t id = frame_add(t, &f);
 	*slot = id; /* the new frame heads its hash chain */
 	return id;

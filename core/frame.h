@@ -29,7 +29,7 @@ struct frame_table {
 	size_t n, cap;
 	struct oob_map *by_addr; /* one map per address space: entry -> id */
 	unsigned nspaces;
-	struct oob_map by_name;	 /* hash of (kind, name) -> first id */
+	struct oob_map by_name; /* hash of (kind, name) -> first id */
 	struct oob_arena *arena;
 };
 

@@ -24,7 +24,7 @@
 #define OOB_ERR_MSG_MAX 512
 
 struct oob_err {
-	int code;		    /* negative errno, 0 when no error was recorded */
+	int code;		   /* negative errno, 0 when no error was recorded */
 	char msg[OOB_ERR_MSG_MAX]; /* NUL-terminated, never empty when code != 0 */
 };
 
@@ -35,7 +35,7 @@ struct oob_err {
  * the most precise location, so callers add context with oob_err_prefix.
  */
 int oob_err_set(struct oob_err *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Prepends "context: " to an already recorded message; returns err->code. */
 int oob_err_prefix(struct oob_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -8,7 +8,7 @@
 #include "rv.h"
 
 #define OFF_NONE UINT64_MAX
-#define TP 4
+#define TP	 4
 
 static uint32_t hook_frame(struct frame_table *ft, const struct sym_binary *k, uint64_t bias,
 			   unsigned kspace, const char *name)
@@ -198,7 +198,8 @@ void proc_apply(struct proc *p, const struct trace_batch *b, uint32_t upto)
 			break;
 		case TRACE_X_LOAD:
 			/* The loaded value is the record's register writeback, logged before. */
-			if (p->xi && b->x[p->xi - 1].idx == x->idx && b->x[p->xi - 1].kind == TRACE_X_REG)
+			if (p->xi && b->x[p->xi - 1].idx == x->idx &&
+			    b->x[p->xi - 1].kind == TRACE_X_REG)
 				mem_write(p, x->addr, b->x[p->xi - 1].val, w ? w : 8);
 			break;
 		default:
@@ -272,8 +273,8 @@ static void on_exec(struct proc *p, struct task *cur, unsigned hart, uint64_t wh
 	}
 }
 
-void proc_on_call(struct proc *p, struct task *cur, unsigned hart, uint32_t frame,
-		  uint64_t when, const struct code_space *const *spaces, size_t nspaces,
+void proc_on_call(struct proc *p, struct task *cur, unsigned hart, uint32_t frame, uint64_t when,
+		  const struct code_space *const *spaces, size_t nspaces,
 		  struct code_space **new_ucs)
 {
 	if (frame == p->hooks.execve)

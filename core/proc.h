@@ -58,7 +58,7 @@ struct task {
 };
 
 struct proc_hooks {
-	uint32_t clone, copy_process, execve, exit; /* kernel frames, FRAME_NONE if absent */
+	uint32_t clone, copy_process, execve, exit;	   /* kernel frames, FRAME_NONE if absent */
 	uint64_t off_pid, off_comm, off_parent, off_fname; /* DWARF; UINT64_MAX if unknown */
 };
 
@@ -72,9 +72,9 @@ struct proc {
 	/* shadow machine state, from the trace's writebacks */
 	uint64_t (*regs)[32]; /* per hart */
 	size_t nregs;
-	struct oob_map mem; /* 8-byte aligned address -> value */
-	uint64_t mem_cap;   /* entries kept at most */
-	uint32_t xi;	    /* extras cursor in the current batch */
+	struct oob_map mem;  /* 8-byte aligned address -> value */
+	uint64_t mem_cap;    /* entries kept at most */
+	uint32_t xi;	     /* extras cursor in the current batch */
 	uint64_t last_clone; /* task_struct copy_process returned last */
 	uint64_t switches;
 };
@@ -106,8 +106,8 @@ uint32_t proc_next_switch(struct proc *p, const struct trace_batch *b, uint32_t 
 			  struct task *cur, uint64_t *key);
 
 /* Called by the reconstruction when cur enters / leaves a hooked function. */
-void proc_on_call(struct proc *p, struct task *cur, unsigned hart, uint32_t frame,
-		  uint64_t when, const struct code_space *const *spaces, size_t nspaces,
+void proc_on_call(struct proc *p, struct task *cur, unsigned hart, uint32_t frame, uint64_t when,
+		  const struct code_space *const *spaces, size_t nspaces,
 		  struct code_space **new_ucs);
 void proc_on_return(struct proc *p, struct task *cur, unsigned hart, uint32_t frame);
 

@@ -77,10 +77,11 @@ void profile_set_processes(struct profile *p, const struct profile_process *v, s
 	p->proc_source = source ? oob_arena_strdup(p->arena, source) : NULL;
 	p->switches = switches;
 	for (size_t i = 0; i < n; i++) {
-		struct profile_exec *ex = oob_arena_zalloc(p->arena, (v[i].nexecs + 1) * sizeof(*ex));
+		struct profile_exec *ex =
+		    oob_arena_zalloc(p->arena, (v[i].nexecs + 1) * sizeof(*ex));
 		for (size_t e = 0; e < v[i].nexecs; e++)
-			ex[e] = (struct profile_exec){oob_arena_strdup(p->arena, v[i].execs[e].path),
-						      v[i].execs[e].when};
+			ex[e] = (struct profile_exec){
+			    oob_arena_strdup(p->arena, v[i].execs[e].path), v[i].execs[e].when};
 		p->procs[i] = v[i];
 		p->procs[i].comm = oob_arena_strdup(p->arena, v[i].comm ? v[i].comm : "");
 		p->procs[i].execs = ex;
@@ -112,7 +113,9 @@ uint64_t profile_node_self(const struct profile_node *n, enum profile_metric m)
 
 uint64_t profile_node_total(const struct profile_node *n, enum profile_metric m)
 {
-	return m == PROFILE_INSNS ? n->total_insns : m == PROFILE_CYCLES ? n->total_cycles : n->calls;
+	return m == PROFILE_INSNS    ? n->total_insns
+	       : m == PROFILE_CYCLES ? n->total_cycles
+				     : n->calls;
 }
 
 /* ---- building ---- */
@@ -263,11 +266,12 @@ static int check_parts(const struct profile_node *nodes, size_t nnodes, size_t n
 		return oob_err_set(err, -EINVAL, "profile: node 0 must be the root");
 	for (size_t i = 1; i < nnodes; i++) {
 		if (nodes[i].parent >= i)
-			return oob_err_set(err, -EINVAL, "profile: node %zu: parent %u does not precede it",
-					   i, nodes[i].parent);
+			return oob_err_set(err, -EINVAL,
+					   "profile: node %zu: parent %u does not precede it", i,
+					   nodes[i].parent);
 		if (nodes[i].frame >= nframes)
-			return oob_err_set(err, -EINVAL, "profile: node %zu: frame %u out of range", i,
-					   nodes[i].frame);
+			return oob_err_set(err, -EINVAL, "profile: node %zu: frame %u out of range",
+					   i, nodes[i].frame);
 	}
 	return 0;
 }
@@ -295,8 +299,10 @@ struct profile *profile_new(const struct profile_node *nodes, size_t nnodes,
 	struct cct c = {.n = nnodes};
 	c.v = oob_xcalloc(nnodes, sizeof(*c.v));
 	for (size_t i = 0; i < nnodes; i++)
-		c.v[i] = (struct cct_node){.parent = nodes[i].parent, .frame = nodes[i].frame,
-					   .calls = nodes[i].calls, .insns = nodes[i].self_insns,
+		c.v[i] = (struct cct_node){.parent = nodes[i].parent,
+					   .frame = nodes[i].frame,
+					   .calls = nodes[i].calls,
+					   .insns = nodes[i].self_insns,
 					   .cycles = nodes[i].self_cycles};
 	build_nodes(p, &c);
 	free(c.v);

@@ -47,19 +47,19 @@ struct profile_node {
 };
 
 struct profile_stats {
-	const char *format;    /* detected trace format name */
+	const char *format; /* detected trace format name */
 	unsigned harts;
 	uint64_t instructions; /* retired instructions read */
 	uint64_t cycles;       /* cycles spanned (0 if the trace has none) */
 	uint64_t events;       /* control-flow events handled (calls, returns, traps...) */
 	uint64_t calls, returns, tail_calls, traps, trap_returns, swaps;
-	uint64_t repairs_unwind;   /* returns matched deeper in the shadow stack (longjmp) */
-	uint64_t repairs_unknown;  /* returns that matched nothing: resynchronized */
-	uint64_t returns_above;	   /* returns above the trace's starting depth */
-	uint64_t unknown_pcs;	   /* instructions outside every known binary */
-	uint64_t raw_bytes;	   /* input bytes read */
-	double seconds;		   /* wall time of the reconstruction */
-	int partial;		   /* 1 if the input was still growing (streamed) */
+	uint64_t repairs_unwind;  /* returns matched deeper in the shadow stack (longjmp) */
+	uint64_t repairs_unknown; /* returns that matched nothing: resynchronized */
+	uint64_t returns_above;	  /* returns above the trace's starting depth */
+	uint64_t unknown_pcs;	  /* instructions outside every known binary */
+	uint64_t raw_bytes;	  /* input bytes read */
+	double seconds;		  /* wall time of the reconstruction */
+	int partial;		  /* 1 if the input was still growing (streamed) */
 };
 
 enum profile_metric { PROFILE_INSNS = 0, PROFILE_CYCLES, PROFILE_CALLS };

@@ -33,8 +33,7 @@ json_t *profile_processes_json(const struct profile *p)
 			 (json_int_t)profile_switches(p), "source", profile_process_source(p));
 }
 
-static int process_from_json(struct profile_process *pr, struct profile_exec **execs,
-			     json_t *v)
+static int process_from_json(struct profile_process *pr, struct profile_exec **execs, json_t *v)
 {
 	json_int_t pid, ppid, start, end, iu, ik, cu, ck;
 	const char *comm;
@@ -45,15 +44,21 @@ static int process_from_json(struct profile_process *pr, struct profile_exec **e
 			"user", &cu, "kernel", &ck) < 0 ||
 	    !json_is_array(ex))
 		return -EINVAL;
-	*pr = (struct profile_process){.pid = pid, .ppid = ppid, .comm = comm,
-				       .start = (uint64_t)start, .end = (uint64_t)end,
-				       .insns_user = (uint64_t)iu, .insns_kernel = (uint64_t)ik,
-				       .cycles_user = (uint64_t)cu, .cycles_kernel = (uint64_t)ck};
+	*pr = (struct profile_process){.pid = pid,
+				       .ppid = ppid,
+				       .comm = comm,
+				       .start = (uint64_t)start,
+				       .end = (uint64_t)end,
+				       .insns_user = (uint64_t)iu,
+				       .insns_kernel = (uint64_t)ik,
+				       .cycles_user = (uint64_t)cu,
+				       .cycles_kernel = (uint64_t)ck};
 	*execs = oob_xcalloc(json_array_size(ex) + 1, sizeof(**execs));
 	for (size_t e = 0; e < json_array_size(ex); e++) {
 		const char *path;
 		json_int_t when;
-		if (json_unpack(json_array_get(ex, e), "{s:s, s:I}", "path", &path, "cycle", &when) < 0)
+		if (json_unpack(json_array_get(ex, e), "{s:s, s:I}", "path", &path, "cycle",
+				&when) < 0)
 			return -EINVAL;
 		(*execs)[e] = (struct profile_exec){path, (uint64_t)when};
 	}

@@ -46,11 +46,11 @@ struct recon_hart {
 	uint64_t seq;	   /* records of this hart before the current batch */
 	uint64_t last_seq; /* first record of the span not yet flushed */
 	uint64_t first_cycle, last_cycle, end_cycle;
-	uint8_t priv; /* privilege of the last record seen */
+	uint8_t priv;	      /* privilege of the last record seen */
 	uint64_t pending_key; /* switch to this task at the next batch */
 	int cycles;	      /* the trace counts cycles */
-	struct task *task; /* running on this hart */
-	struct stack *stk; /* the task's stack */
+	struct task *task;    /* running on this hart */
+	struct stack *stk;    /* the task's stack */
 };
 
 struct recon {
@@ -66,7 +66,7 @@ struct recon {
 	size_t nspaces;
 	struct code_chains chains;
 	struct proc proc;
-	int proc_ready; /* set up from the first trace's fields */
+	int proc_ready;	 /* set up from the first trace's fields */
 	uint64_t vector; /* trap vector: learned from traps, or the kernel's entry symbol */
 	struct recon_hart *harts;
 	size_t nharts;
@@ -81,7 +81,7 @@ struct recon {
 		uint64_t pc;
 		uint32_t bits;
 		const struct code_space *cs;
-	} *seen_bits;
+	} * seen_bits;
 	struct oob_map inl; /* --inline: (node << 32 | chain) -> instructions */
 };
 
@@ -124,8 +124,12 @@ static void flush(struct recon *r, struct recon_hart *h, uint32_t i)
 
 static void emit(struct recon *r, struct recon_hart *h, uint8_t kind, uint32_t depth)
 {
-	struct recon_event ev = {.kind = kind, .hart = h->id, .frame = h->stk->v[depth - 1].frame,
-				 .depth = depth, .insn = h->last_seq, .cycle = h->last_cycle};
+	struct recon_event ev = {.kind = kind,
+				 .hart = h->id,
+				 .frame = h->stk->v[depth - 1].frame,
+				 .depth = depth,
+				 .insn = h->last_seq,
+				 .cycle = h->last_cycle};
 	r->opts->on_event(r->opts->event_ctx, &ev);
 }
 
@@ -280,20 +284,28 @@ static int priv_rises(struct recon *r, struct recon_hart *h, uint32_t i)
 	return p[i] > before;
 }
 
-
 static const char *cause_name(uint64_t cause)
 {
-	static const char *const exc[16] = {
-		"[trap: insn_misaligned]", "[trap: insn_access_fault]", "[trap: illegal_insn]",
-		"[trap: ebreak]",	   "[trap: load_misaligned]",	"[trap: load_access_fault]",
-		"[trap: store_misaligned]", "[trap: store_access_fault]", "[trap: ecall]",
-		"[trap: ecall]",	   "[trap: hypervisor_ecall]",	"[trap: ecall]",
-		"[trap: insn_page_fault]", "[trap: load_page_fault]",	"[trap]",
-		"[trap: store_page_fault]"};
-	static const char *const irq[12] = {"[irq: software]", "[irq: software]", "[irq]",
-					    "[irq: software]", "[irq: timer]",	  "[irq: timer]",
-					    "[irq]",	       "[irq: timer]",	  "[irq: external]",
-					    "[irq: external]", "[irq]",		  "[irq: external]"};
+	static const char *const exc[16] = {"[trap: insn_misaligned]",
+					    "[trap: insn_access_fault]",
+					    "[trap: illegal_insn]",
+					    "[trap: ebreak]",
+					    "[trap: load_misaligned]",
+					    "[trap: load_access_fault]",
+					    "[trap: store_misaligned]",
+					    "[trap: store_access_fault]",
+					    "[trap: ecall]",
+					    "[trap: ecall]",
+					    "[trap: hypervisor_ecall]",
+					    "[trap: ecall]",
+					    "[trap: insn_page_fault]",
+					    "[trap: load_page_fault]",
+					    "[trap]",
+					    "[trap: store_page_fault]"};
+	static const char *const irq[12] = {
+	    "[irq: software]", "[irq: software]", "[irq]", "[irq: software]",
+	    "[irq: timer]",    "[irq: timer]",	  "[irq]", "[irq: timer]",
+	    "[irq: external]", "[irq: external]", "[irq]", "[irq: external]"};
 	if (cause >> 63)
 		return (cause & 0xff) < 12 ? irq[cause & 0xff] : "[irq]";
 	return cause < 16 ? exc[cause] : "[trap]";
@@ -388,11 +400,10 @@ static void xret(struct recon *r, struct recon_hart *h, struct code_block *nb, u
 
 /* ---- block ends and mismatches ---- */
 
-
 /* Straight-line code was left before its end: the instruction at pos trapped
  * (or an interrupt arrived), record i is the handler. */
-static struct code_block *deviation(struct recon *r, struct recon_hart *h,
-				    struct code_block *blk, uint32_t pos, uint32_t i)
+static struct code_block *deviation(struct recon *r, struct recon_hart *h, struct code_block *blk,
+				    uint32_t pos, uint32_t i)
 {
 	uint64_t npc = r->b->pc[i];
 	struct code_block *nb = code_next(space_of(r, h, npc), blk, npc);
@@ -486,8 +497,8 @@ static void transfer(struct recon *r, struct recon_hart *h, const struct code_bl
 }
 
 /* The block was executed to its end; record i says where control went. */
-static struct code_block *transition(struct recon *r, struct recon_hart *h,
-				     struct code_block *blk, struct code_block *nb, uint32_t i)
+static struct code_block *transition(struct recon *r, struct recon_hart *h, struct code_block *blk,
+				     struct code_block *nb, uint32_t i)
 {
 	uint64_t npc = nb->start;
 	switch (blk->end) {
@@ -528,8 +539,8 @@ static void hart_start(struct recon *r, struct recon_hart *h, const struct trace
 }
 
 /* Reconstructs records [i, e) of the batch. */
-static void hart_run(struct recon *r, struct recon_hart *h, const struct trace_batch *b,
-		     uint32_t i, uint32_t e)
+static void hart_run(struct recon *r, struct recon_hart *h, const struct trace_batch *b, uint32_t i,
+		     uint32_t e)
 {
 	const uint64_t *pc = b->pc;
 	if (!h->started)
@@ -541,8 +552,7 @@ static void hart_run(struct recon *r, struct recon_hart *h, const struct trace_b
 			struct code_block *nb = code_next(space_of(r, h, pc[i]), blk, pc[i]);
 			/* Most block ends are branches inside one function: no event. */
 			if (blk->local && (pc[i] == blk->fall || pc[i] == blk->target) &&
-			    same_frame(blk, nb, stack_top(h->stk)->frame) &&
-			    !priv_rises(r, h, i))
+			    same_frame(blk, nb, stack_top(h->stk)->frame) && !priv_rises(r, h, i))
 				blk = nb;
 			else
 				blk = transition(r, h, blk, nb, i);
@@ -689,7 +699,8 @@ static void finish(struct recon *r)
 static void split_inlines(struct recon *r)
 {
 	size_t n0 = r->cct.n;
-	uint64_t *insns = oob_xmalloc(n0 * sizeof(*insns)), *cycles = oob_xmalloc(n0 * sizeof(*cycles));
+	uint64_t *insns = oob_xmalloc(n0 * sizeof(*insns)),
+		 *cycles = oob_xmalloc(n0 * sizeof(*cycles));
 	for (size_t k = 0; k < n0; k++) {
 		insns[k] = r->cct.v[k].insns;
 		cycles[k] = r->cct.v[k].cycles;
@@ -702,9 +713,10 @@ static void split_inlines(struct recon *r)
 		const struct code_chain *c = code_chain_get(&r->chains, (uint32_t)sl->key);
 		for (uint32_t k = 0; k < c->n; k++)
 			leaf = cct_child(&r->cct, leaf, c->frames[k]);
-		uint64_t cyc = insns[node] ? (uint64_t)((unsigned __int128)cycles[node] * sl->val /
-							insns[node])
-					   : 0;
+		uint64_t cyc =
+		    insns[node]
+			? (uint64_t)((unsigned __int128)cycles[node] * sl->val / insns[node])
+			: 0;
 		r->cct.v[leaf].insns += sl->val;
 		r->cct.v[leaf].cycles += cyc;
 		r->cct.v[node].insns -= sl->val;
@@ -720,7 +732,8 @@ static const char *arena_fmt_name(struct oob_arena *a, const struct task *t)
 {
 	char buf[64];
 	if (t->pid >= 0)
-		snprintf(buf, sizeof(buf), "%s %lld", t->comm[0] ? t->comm : "?", (long long)t->pid);
+		snprintf(buf, sizeof(buf), "%s %lld", t->comm[0] ? t->comm : "?",
+			 (long long)t->pid);
 	else
 		snprintf(buf, sizeof(buf), "%s [task %u]", t->comm[0] ? t->comm : "?", t->idx);
 	return oob_arena_strdup(a, buf);
@@ -746,12 +759,18 @@ static void add_processes(struct recon *r, struct profile *p)
 		for (size_t e = 0; e < t->nexecs; e++)
 			ex[e] = (struct profile_exec){oob_arena_strdup(p->arena, t->execs[e].path),
 						      t->execs[e].when};
-		*pp = (struct profile_process){
-			.pid = t->pid, .ppid = parent ? parent->pid : -1,
-			.comm = oob_arena_strdup(p->arena, t->comm), .frame = t->root_frame,
-			.start = t->start, .end = t->end, .insns_user = t->insns[0],
-			.insns_kernel = t->insns[1], .cycles_user = t->cycles[0],
-			.cycles_kernel = t->cycles[1], .execs = ex, .nexecs = t->nexecs};
+		*pp = (struct profile_process){.pid = t->pid,
+					       .ppid = parent ? parent->pid : -1,
+					       .comm = oob_arena_strdup(p->arena, t->comm),
+					       .frame = t->root_frame,
+					       .start = t->start,
+					       .end = t->end,
+					       .insns_user = t->insns[0],
+					       .insns_kernel = t->insns[1],
+					       .cycles_user = t->cycles[0],
+					       .cycles_kernel = t->cycles[1],
+					       .execs = ex,
+					       .nexecs = t->nexecs};
 		p->frames[t->root_frame].name = arena_fmt_name(p->arena, t);
 	}
 }
@@ -802,7 +821,8 @@ static int load_binaries(struct recon *r, struct oob_err *err)
 	for (size_t k = 0; k < o->nelfs + o->nperfmaps; k++) {
 		int is_elf = k < o->nelfs;
 		const char *path = is_elf ? o->elfs[k].path : o->perfmaps[k - o->nelfs];
-		struct sym_binary *b = is_elf ? sym_binary_open(path, err) : sym_perfmap_open(path, err);
+		struct sym_binary *b =
+		    is_elf ? sym_binary_open(path, err) : sym_perfmap_open(path, err);
 		if (!b)
 			return err ? err->code : -EINVAL;
 		r->bins[r->nbins++] = b;
@@ -879,8 +899,7 @@ static int poll_progress(struct recon *r, struct trace_reader *tr, uint64_t insn
 	return 0;
 }
 
-static int run_trace(struct recon *r, struct trace_reader *tr, uint64_t *seen,
-		     struct oob_err *err)
+static int run_trace(struct recon *r, struct trace_reader *tr, uint64_t *seen, struct oob_err *err)
 {
 	const struct trace_batch *b;
 	uint64_t next_poll = *seen + (1u << 24);

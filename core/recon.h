@@ -31,7 +31,7 @@ struct recon_elf {
 enum recon_event_kind { RECON_EV_OPEN = 1, RECON_EV_CLOSE };
 
 struct recon_event {
-	uint8_t kind;	/* enum recon_event_kind */
+	uint8_t kind; /* enum recon_event_kind */
 	uint16_t hart;
 	uint32_t frame; /* frame id, the same as in the resulting profile */
 	uint32_t depth; /* stack depth of this frame, 1 = bottom */

@@ -73,7 +73,8 @@ static int find_struct(Dwarf_Die *cu, const char *type, Dwarf_Die *out)
 	if (dwarf_child(cu, &d) != 0)
 		return -ENOENT;
 	do {
-		if (dwarf_tag(&d) == DW_TAG_structure_type && !dwarf_hasattr(&d, DW_AT_declaration)) {
+		if (dwarf_tag(&d) == DW_TAG_structure_type &&
+		    !dwarf_hasattr(&d, DW_AT_declaration)) {
 			const char *n = dwarf_diename(&d);
 			if (n && strcmp(n, type) == 0) {
 				*out = d;

@@ -77,11 +77,11 @@ char *result_json_from_profile(const struct profile *p, int partial, size_t *len
 		    nodes, json_pack("[I, I, I, I, I]", par, fr, (json_int_t)n->calls,
 				     (json_int_t)n->self_insns, (json_int_t)n->self_cycles));
 	}
-	json_t *doc = json_pack("{s:s, s:i, s:b, s:b, s:o, s:o, s:o, s:o}", "format",
-				"oobprof-profile", "version", RESULT_VERSION, "partial", partial,
-				"has_cycles", profile_has_cycles(p), "stats",
-				result_stats_json(profile_stats(p)), "frames", frames, "nodes", nodes,
-				"processes", profile_processes_json(p));
+	json_t *doc =
+	    json_pack("{s:s, s:i, s:b, s:b, s:o, s:o, s:o, s:o}", "format", "oobprof-profile",
+		      "version", RESULT_VERSION, "partial", partial, "has_cycles",
+		      profile_has_cycles(p), "stats", result_stats_json(profile_stats(p)), "frames",
+		      frames, "nodes", nodes, "processes", profile_processes_json(p));
 	char *text = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
 	if (len)

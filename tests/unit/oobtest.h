@@ -24,8 +24,8 @@ static char oobtest_why[1024];
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
-			snprintf(oobtest_why, sizeof(oobtest_why), "%s:%d: %s", __FILE__, __LINE__, \
-				 #cond);                                                           \
+			snprintf(oobtest_why, sizeof(oobtest_why), "%s:%d: %s", __FILE__,          \
+				 __LINE__, #cond);                                                 \
 			oobtest_failed_case = 1;                                                   \
 			return;                                                                    \
 		}                                                                                  \
@@ -35,8 +35,9 @@ static char oobtest_why[1024];
 	do {                                                                                       \
 		long long oobtest_a = (long long)(a), oobtest_b = (long long)(b);                  \
 		if (oobtest_a != oobtest_b) {                                                      \
-			snprintf(oobtest_why, sizeof(oobtest_why), "%s:%d: %s == %s (%lld != %lld)", \
-				 __FILE__, __LINE__, #a, #b, oobtest_a, oobtest_b);                 \
+			snprintf(oobtest_why, sizeof(oobtest_why),                                 \
+				 "%s:%d: %s == %s (%lld != %lld)", __FILE__, __LINE__, #a, #b,     \
+				 oobtest_a, oobtest_b);                                            \
 			oobtest_failed_case = 1;                                                   \
 			return;                                                                    \
 		}                                                                                  \
@@ -46,9 +47,10 @@ static char oobtest_why[1024];
 	do {                                                                                       \
 		const char *oobtest_sa = (a), *oobtest_sb = (b);                                   \
 		if (!oobtest_sa || !oobtest_sb || strcmp(oobtest_sa, oobtest_sb) != 0) {           \
-			snprintf(oobtest_why, sizeof(oobtest_why), "%s:%d: %s == \"%s\" (got \"%s\")", \
-				 __FILE__, __LINE__, #a, oobtest_sb ? oobtest_sb : "(null)",        \
-				 oobtest_sa ? oobtest_sa : "(null)");                               \
+			snprintf(oobtest_why, sizeof(oobtest_why),                                 \
+				 "%s:%d: %s == \"%s\" (got \"%s\")", __FILE__, __LINE__, #a,       \
+				 oobtest_sb ? oobtest_sb : "(null)",                               \
+				 oobtest_sa ? oobtest_sa : "(null)");                              \
 			oobtest_failed_case = 1;                                                   \
 			return;                                                                    \
 		}                                                                                  \
