@@ -57,6 +57,9 @@ struct profile_stats {
 	uint64_t repairs_unknown; /* returns that matched nothing: resynchronized */
 	uint64_t returns_above;	  /* returns above the trace's starting depth */
 	uint64_t unknown_pcs;	  /* instructions outside every known binary */
+	uint64_t match_runs;	  /* pc-only traces: user runs given a binary by matching */
+	uint64_t match_switches;  /* ... handed over to another candidate on evidence */
+	uint64_t match_failed;	  /* ... where no candidate's code fits */
 	uint64_t raw_bytes;	  /* input bytes read */
 	double seconds;		  /* wall time of the reconstruction */
 	int partial;		  /* 1 if the input was still growing (streamed) */

@@ -48,6 +48,7 @@ struct recon_hart {
 	uint64_t first_cycle, last_cycle, end_cycle;
 	uint8_t priv;	      /* privilege of the last record seen */
 	uint64_t pending_key; /* switch to this task at the next batch */
+	uint64_t match_excl;  /* user spaces ruled out for the current user run */
 	int cycles;	      /* the trace counts cycles */
 	struct task *task;    /* running on this hart */
 	struct stack *stk;    /* the task's stack */
@@ -68,6 +69,10 @@ struct recon {
 	struct proc proc;
 	int proc_ready;	 /* set up from the first trace's fields */
 	uint64_t vector; /* trap vector: learned from traps, or the kernel's entry symbol */
+	/* pc-only traces with several candidate user binaries: which one runs is
+	 * found by matching (see match_enter); a task per binary. */
+	int matching;
+	struct task **mtasks; /* per space id, NULL until used */
 	struct recon_hart *harts;
 	size_t nharts;
 	struct profile_stats st;
@@ -352,11 +357,10 @@ static void trap(struct recon *r, struct recon_hart *h, struct code_block *nb, u
 	push(r, h, code_frame_at(nb), STACK_RET_NONE, 0, 1);
 }
 
-static void xret(struct recon *r, struct recon_hart *h, struct code_block *nb, uint32_t i)
+/* The hart returns to nb from a trap handler (or, in pc-only traces, turns
+ * out to run another binary): unwind the top task's stack to where nb belongs. */
+static void resume(struct recon *r, struct recon_hart *h, struct code_block *nb, uint32_t i)
 {
-	flush(r, h, i);
-	r->st.events++;
-	r->st.trap_returns++;
 	int64_t m = stack_last_marker(h->stk);
 	if (m < 0) {
 		/* The trace started inside a handler: what it returns to is new. */
@@ -398,6 +402,105 @@ static void xret(struct recon *r, struct recon_hart *h, struct code_block *nb, u
 	}
 }
 
+static struct code_block *match_enter(struct recon *r, struct recon_hart *h, struct code_block *nb,
+				      uint32_t i);
+
+static struct code_block *xret(struct recon *r, struct recon_hart *h, struct code_block *nb,
+			       uint32_t i)
+{
+	flush(r, h, i);
+	r->st.events++;
+	r->st.trap_returns++;
+	if (r->matching && !nb->kernel)
+		nb = match_enter(r, h, nb, i);
+	resume(r, h, nb, i);
+	return nb;
+}
+
+/* ---- which binary runs (pc-only traces; DESIGN.md 4.3) ----
+ *
+ * Without instruction bits or registers, a user pc does not say which of the
+ * candidate binaries mapped there is running. Each return to user space
+ * starts a run; the run is given to the binary chosen last on this hart if it
+ * has code there, else to the first that has. While the run goes on, any
+ * control flow that the chosen binary's code cannot produce (a straight-line
+ * run leaving early, a direct branch or call landing off its target) rules
+ * that binary out for the run, and the next candidate takes over from there.
+ * Each binary has a task of its own (its root frame is the binary's name).
+ */
+
+static void switch_task(struct recon *r, struct recon_hart *h, uint64_t key, uint32_t i);
+
+static struct task *match_task(struct recon *r, unsigned k)
+{
+	if (!r->mtasks[k]) {
+		struct task *t = proc_task_new(&r->proc, (uint64_t)k + 1, r->spaces[k]);
+		snprintf(t->comm, sizeof(t->comm), "%.16s",
+			 sym_binary_name(r->spaces[k]->main_binary));
+		r->mtasks[k] = t;
+	}
+	return r->mtasks[k];
+}
+
+/* The candidate binary for a user run at pc, or 0 if none is left. */
+static unsigned match_pick(struct recon *r, struct recon_hart *h, uint64_t pc)
+{
+	unsigned last = h->task->ucs ? h->task->ucs->id : 0;
+	if (last && !(h->match_excl >> last & 1) && sym_space_find(r->syms[last], pc))
+		return last;
+	for (unsigned k = 1; k < r->nspaces && k < 64; k++)
+		if (!(h->match_excl >> k & 1) && r->spaces[k]->main_binary &&
+		    sym_space_find(r->syms[k], pc))
+			return k;
+	return 0;
+}
+
+static void match_switch(struct recon *r, struct recon_hart *h, unsigned k, uint32_t i)
+{
+	struct task *t = match_task(r, k);
+	if (t != h->task)
+		switch_task(r, h, t->key, i);
+}
+
+/* A user run starts at nb: returns the block of the binary chosen for it. */
+static struct code_block *match_enter(struct recon *r, struct recon_hart *h, struct code_block *nb,
+				      uint32_t i)
+{
+	h->match_excl = 0;
+	r->st.match_runs++;
+	unsigned k = match_pick(r, h, nb->start);
+	if (!k)
+		return nb;
+	match_switch(r, h, k, i);
+	return code_block_at(r->spaces[k], nb->start);
+}
+
+/* The running binary's code cannot have led to nb: hand the run to the next
+ * candidate. Returns its block, or NULL if there is none (then it is a trap). */
+static struct code_block *match_mismatch(struct recon *r, struct recon_hart *h,
+					 struct code_block *nb, uint32_t i)
+{
+	h->match_excl |= 1ull << h->task->ucs->id;
+	unsigned k = match_pick(r, h, nb->start);
+	if (!k) {
+		r->st.match_failed++;
+		return NULL;
+	}
+	r->st.match_switches++;
+	flush(r, h, i);
+	match_switch(r, h, k, i);
+	nb = code_block_at(r->spaces[k], nb->start);
+	resume(r, h, nb, i);
+	return nb;
+}
+
+/* 1 if matching applies to going from blk to nb (user code to user code). */
+static int match_applies(const struct recon *r, const struct code_block *blk,
+			 const struct code_block *nb)
+{
+	return r->matching && !blk->kernel && !nb->kernel;
+}
+
 /* ---- block ends and mismatches ---- */
 
 /* Straight-line code was left before its end: the instruction at pos trapped
@@ -406,7 +509,9 @@ static struct code_block *deviation(struct recon *r, struct recon_hart *h, struc
 				    uint32_t pos, uint32_t i)
 {
 	uint64_t npc = r->b->pc[i];
-	struct code_block *nb = code_next(space_of(r, h, npc), blk, npc);
+	struct code_block *nb = code_next(space_of(r, h, npc), blk, npc), *mb;
+	if (match_applies(r, blk, nb) && (mb = match_mismatch(r, h, nb, i)))
+		return mb;
 	trap(r, h, nb, i, insn_cause(r, h, blk->start + blk->off[pos]), PENDING_NONE, 0);
 	return nb;
 }
@@ -434,27 +539,43 @@ static void heuristic(struct recon *r, struct recon_hart *h, const struct code_b
 	jump(r, h, blk, nb, i);
 }
 
-static void transfer(struct recon *r, struct recon_hart *h, const struct code_block *blk,
-		     struct code_block *nb, uint32_t i)
+/* Where the block's direct control transfer cannot have gone to npc. */
+static int off_target(const struct rv_insn *in, uint64_t npc, uint64_t fall, uint64_t target)
+{
+	switch (in->kind) {
+	case RV_BRANCH:
+		return npc != fall && npc != target;
+	case RV_JUMP:
+	case RV_CALL:
+		return npc != target;
+	default:
+		return 0;
+	}
+}
+
+static struct code_block *transfer(struct recon *r, struct recon_hart *h,
+				   const struct code_block *blk, struct code_block *nb, uint32_t i)
 {
 	const struct rv_insn *in = &blk->last;
 	uint64_t npc = nb->start, fall = blk->last_pc + in->len;
 	uint64_t target = rv_direct_target(in, blk->last_pc);
-	int up = priv_rises(r, h, i);
+	int up = priv_rises(r, h, i), off = off_target(in, npc, fall, target);
+	struct code_block *mb;
 
+	if (off && !up && match_applies(r, blk, nb) && (mb = match_mismatch(r, h, nb, i)))
+		return mb;
 	switch (in->kind) {
 	case RV_BRANCH:
 	case RV_JUMP:
 	case RV_JUMP_IND:
-		if (up || (in->kind == RV_BRANCH && npc != fall && npc != target) ||
-		    (in->kind == RV_JUMP && npc != target))
+		if (up || off)
 			trap(r, h, nb, i, "[trap]", PENDING_NONE, 0);
 		else
 			jump(r, h, blk, nb, i);
 		break;
 	case RV_CALL:
 	case RV_CALL_IND:
-		if (up || (in->kind == RV_CALL && npc != target))
+		if (up || off)
 			trap(r, h, nb, i, "[trap]", PENDING_CALL, fall);
 		else
 			call(r, h, nb, fall, i);
@@ -489,11 +610,12 @@ static void transfer(struct recon *r, struct recon_hart *h, const struct code_bl
 			     PENDING_NONE, 0);
 		break;
 	case RV_XRET:
-		xret(r, h, nb, i);
+		nb = xret(r, h, nb, i);
 		break;
 	default:
 		jump(r, h, blk, nb, i);
 	}
+	return nb;
 }
 
 /* The block was executed to its end; record i says where control went. */
@@ -507,14 +629,19 @@ static struct code_block *transition(struct recon *r, struct recon_hart *h, stru
 		heuristic(r, h, blk, nb, i);
 		break;
 	case CODE_END_SEQ:
-		if (npc == blk->last_pc + blk->last.len && !priv_rises(r, h, i))
+		if (npc == blk->last_pc + blk->last.len && !priv_rises(r, h, i)) {
 			jump(r, h, blk, nb, i);
-		else
+		} else {
+			struct code_block *mb;
+			if (match_applies(r, blk, nb) && !priv_rises(r, h, i) &&
+			    (mb = match_mismatch(r, h, nb, i)))
+				return mb;
 			trap(r, h, nb, i, insn_cause(r, h, blk->last_pc + blk->last.len),
 			     PENDING_NONE, 0);
+		}
 		break;
 	default:
-		transfer(r, h, blk, nb, i);
+		nb = transfer(r, h, blk, nb, i);
 	}
 	return nb;
 }
@@ -526,6 +653,11 @@ static struct recon_hart *hart_get(struct recon *r, unsigned id);
 static void hart_start(struct recon *r, struct recon_hart *h, const struct trace_batch *b,
 		       uint32_t i)
 {
+	unsigned k = r->matching && !(b->pc[i] >> 63) ? match_pick(r, h, b->pc[i]) : 0;
+	if (k) {
+		h->task = match_task(r, k);
+		h->stk = &h->task->stk;
+	}
 	h->started = 1;
 	h->blk = code_block_at(space_of(r, h, b->pc[i]), b->pc[i]);
 	h->pos = 0;
@@ -746,7 +878,7 @@ static void add_processes(struct recon *r, struct profile *p)
 	if (!pr->enabled)
 		return;
 	proc_finish(pr);
-	p->proc_source = "derived";
+	p->proc_source = r->matching ? "matched" : "derived";
 	p->switches = pr->switches;
 	p->procs = oob_xcalloc(pr->ntasks ? pr->ntasks : 1, sizeof(*p->procs));
 	for (size_t k = 0; k < pr->ntasks; k++) {
@@ -848,6 +980,11 @@ static void setup_proc(struct recon *r, unsigned fields)
 	}
 	proc_destroy(&r->proc);
 	proc_init(&r->proc, &r->frames, kernel, bias, 0, fields);
+	if (!(fields & (TRACE_F_INSN | TRACE_F_REGS)) && r->nspaces > 2) {
+		r->matching = 1;
+		r->proc.enabled = 1; /* tasks with root frames; no hooks fire without registers */
+		r->mtasks = oob_xcalloc(r->nspaces, sizeof(*r->mtasks));
+	}
 	/* Linux's trap entry; traps seen in the trace teach it otherwise. */
 	uint64_t v = kernel ? sym_binary_find_func(kernel, "handle_exception") : 0;
 	if (v)
@@ -871,6 +1008,7 @@ static void recon_init(struct recon *r, const struct recon_opts *opts)
 static void recon_destroy(struct recon *r)
 {
 	free(r->harts);
+	free(r->mtasks);
 	free(r->seen_bits);
 	oob_map_destroy(&r->inl);
 	proc_destroy(&r->proc);

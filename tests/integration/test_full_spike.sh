@@ -24,6 +24,11 @@ ELFS="--elf $G/vmlinux --elf $S/init --elf $S/prog"
 "$CLI" processes $ELFS "$LOG" >"$tmp/procs.json" || { echo "FAIL: $T: processes: oobprof failed"; exit 1; }
 "$CLI" fold --annotate $ELFS "$LOG" >"$tmp/fold" || { echo "FAIL: $T: fold: oobprof failed"; exit 1; }
 "$CLI" stats $ELFS "$LOG" >"$tmp/stats" || { echo "FAIL: $T: stats: oobprof failed"; exit 1; }
+# The same run as FireSim's TracerV would give it: pc only (no bits, no
+# registers, no privilege): user binaries can only be told apart by matching.
+"$CLI" convert --to tracerv-bin "$LOG" -o "$tmp/pc.trv" &&
+	"$CLI" processes $ELFS "$tmp/pc.trv" >"$tmp/matched.json" ||
+	{ echo "FAIL: $T: matched: oobprof failed"; exit 1; }
 
 python3 - "$tmp" "$LOG" "$S" <<'PY'
 import collections, json, re, subprocess, sys
@@ -130,6 +135,21 @@ for v in plain:
 ok = len(rest) == 2 and execd and sum(rest) == ours.get(execd[0]["pid"])
 check("user instructions per process = per address space", ok,
       "ours %s, log %s" % (sorted(ours.values()), counts))
+
+# pc only: user instructions per binary, by matching, against the bits-based truth
+m = json.load(open(tmp + "/matched.json"))
+per_bin = collections.Counter()
+for sp in spaces.values():
+    per_bin[sp["elf"]] += sp["n"]
+got_bin = collections.Counter()
+for p in m["processes"]:
+    got_bin[p["comm"]] += p["instructions"]["user"]
+total = sum(per_bin.values())
+wrong = sum(abs(per_bin[b] - got_bin.get(b, 0)) for b in per_bin) // 2
+check("pc-only binary identification", m["source"] == "matched" and wrong * 1000 <= total,
+      "truth %s, matched %s: %d of %d user instructions misattributed (%.4f%% right)" %
+      (dict(per_bin), {k: v for k, v in got_bin.items() if v}, wrong, total,
+       100.0 * (total - wrong) / total))
 
 # user self instructions per (process, function): histogram vs folded leaves
 def fname(tables, pc):
