@@ -8,17 +8,7 @@
 set -u
 T=test_server_crash
 . "$OOB_SRCDIR/tests/tools/server-lib.sh"
-W=$OOB_BUILDDIR/tests/out/server_crash
-rm -rf "$W"
-mkdir -p "$W"
-if [ ! -x "$OOBPROFD" ]; then
-	skip all "oobprofd not built"
-	exit 0
-fi
-if ! pick_inputs; then
-	skip all "no real trace: neither tests/gen/progs nor the Spike fixture"
-	exit 0
-fi
+begin_test server_crash inputs || exit 0
 # Jobs long enough to be caught running: the whole Spike fixture if it is
 # there (1.9 M instructions of kernel and user code), else the program trace.
 JTRACE=$TRACE

@@ -7,17 +7,7 @@
 set -u
 T=test_server_deploy
 . "$OOB_SRCDIR/tests/tools/server-lib.sh"
-W=$OOB_BUILDDIR/tests/out/server_deploy
-rm -rf "$W"
-mkdir -p "$W"
-if [ ! -x "$OOBPROFD" ]; then
-	skip all "oobprofd not built"
-	exit 0
-fi
-if ! pick_inputs; then
-	skip all "no real trace: neither tests/gen/progs nor the Spike fixture"
-	exit 0
-fi
+begin_test server_deploy inputs || exit 0
 UP=$OOB_SRCDIR/deploy/oobprof-upload
 mkdir -p "$W/results/mixed-run"
 cp "$TRACE" "$W/results/mixed-run/TRACEFILE-C0"

@@ -5,21 +5,11 @@
 set -u
 T=test_server_load
 . "$OOB_SRCDIR/tests/tools/server-lib.sh"
-W=$OOB_BUILDDIR/tests/out/server_load
-rm -rf "$W"
-mkdir -p "$W"
-if [ ! -x "$OOBPROFD" ]; then
-	skip all "oobprofd not built"
-	exit 0
-fi
 if ! command -v wrk >/dev/null 2>&1; then
 	skip all "wrk not installed"
 	exit 0
 fi
-if ! pick_inputs; then
-	skip all "no real trace: neither tests/gen/progs nor the Spike fixture"
-	exit 0
-fi
+begin_test server_load inputs || exit 0
 srv_start "$W/data" || {
 	fail start "server did not start"
 	exit 0

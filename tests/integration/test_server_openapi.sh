@@ -6,13 +6,7 @@
 set -u
 T=test_server_openapi
 . "$OOB_SRCDIR/tests/tools/server-lib.sh"
-W=$OOB_BUILDDIR/tests/out/server_openapi
-rm -rf "$W"
-mkdir -p "$W"
-if [ ! -x "$OOBPROFD" ]; then
-	skip all "oobprofd not built"
-	exit 0
-fi
+begin_test server_openapi || exit 0
 "$OOBPROFD" --print-routes >"$W/routes.txt" || {
 	fail "print-routes" "oobprofd --print-routes failed"
 	exit 0

@@ -7,17 +7,7 @@
 set -u
 T=test_server_stream
 . "$OOB_SRCDIR/tests/tools/server-lib.sh"
-W=$OOB_BUILDDIR/tests/out/server_stream
-rm -rf "$W"
-mkdir -p "$W"
-if [ ! -x "$OOBPROFD" ]; then
-	skip all "oobprofd not built"
-	exit 0
-fi
-if ! pick_inputs; then
-	skip all "no real trace: neither tests/gen/progs nor the Spike fixture"
-	exit 0
-fi
+begin_test server_stream inputs || exit 0
 srv_start "$W/data" --workers 2 || {
 	fail start "server did not start"
 	exit 0

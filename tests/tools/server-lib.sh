@@ -115,3 +115,19 @@ pick_inputs() {
 	fi
 	return 1
 }
+
+# begin_test NAME [inputs]: the work folder $W (emptied), and a SKIP line and
+# status 1 when oobprofd is not built or (with "inputs") no real trace exists.
+begin_test() {
+	W=$OOB_BUILDDIR/tests/out/$1
+	rm -rf "$W"
+	mkdir -p "$W"
+	if [ ! -x "$OOBPROFD" ]; then
+		skip all "oobprofd not built"
+		return 1
+	fi
+	if [ "${2:-}" = inputs ] && ! pick_inputs; then
+		skip all "no real trace: neither tests/gen/progs nor the Spike fixture"
+		return 1
+	fi
+}
