@@ -392,3 +392,43 @@ const char *trace_reader_describe(const struct trace_reader *r)
 {
 	return r->desc;
 }
+
+void trace_lines_init(struct trace_lines *l, const char *fmt, long max)
+{
+	memset(l, 0, sizeof(*l));
+	l->fmt = fmt;
+	l->max = max;
+	l->carry = oob_xmalloc((size_t)max + 1);
+}
+
+void trace_lines_free(struct trace_lines *l)
+{
+	free(l->carry);
+	l->carry = NULL;
+}
+
+long trace_lines_next(struct trace_lines *l, struct in_stream *in, const char **line,
+		      uint64_t *lineno, struct oob_err *err)
+{
+	if (l->carry_lineno) {
+		*line = l->carry;
+		*lineno = l->carry_lineno;
+		l->carry_lineno = 0;
+		return l->carry_len;
+	}
+	long n = in_getline(in, line, err);
+	*lineno = in_lineno(in);
+	if (n > l->max)
+		return oob_err_set(err, -EINVAL, "%s: line %" PRIu64 " is longer than %ld bytes",
+				   l->fmt, *lineno, l->max);
+	return n;
+}
+
+int trace_lines_carry(struct trace_lines *l, const char *line, long n, uint64_t lineno)
+{
+	memmove(l->carry, line, (size_t)n);
+	l->carry[n] = '\0';
+	l->carry_len = n;
+	l->carry_lineno = lineno;
+	return 1;
+}

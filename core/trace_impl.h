@@ -150,4 +150,26 @@ static inline int trace_lit(const char **p, const char *end, const char *lit, si
 /* Writes a printable excerpt of a line (at most 60 chars) into buf. */
 void trace_excerpt(const char *line, size_t n, char *buf, size_t size);
 
+/*
+ * Lines of a text format, with one line of look-back: a reader that reads a
+ * line it cannot use yet (its batch is full, or an error must wait until the
+ * good records are delivered) carries it over to the next call.
+ */
+struct trace_lines {
+	const char *fmt; /* format name for messages */
+	long max;	 /* longest line accepted */
+	char *carry;	 /* max + 1 bytes */
+	long carry_len;
+	uint64_t carry_lineno; /* 0: nothing carried */
+};
+
+void trace_lines_init(struct trace_lines *l, const char *fmt, long max);
+void trace_lines_free(struct trace_lines *l);
+/* The next line and its number: the carried one first. Returns its length,
+ * -1 at the end of the input, or a negative errno < -1 (err filled). */
+long trace_lines_next(struct trace_lines *l, struct in_stream *in, const char **line,
+		      uint64_t *lineno, struct oob_err *err);
+/* Keeps line for the next call. Returns 1 (the batch at hand is complete). */
+int trace_lines_carry(struct trace_lines *l, const char *line, long n, uint64_t lineno);
+
 #endif

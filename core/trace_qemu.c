@@ -32,9 +32,7 @@ struct qrec {
 };
 
 struct qemu_st {
-	char *carry;
-	long carry_len;
-	uint64_t carry_lineno;
+	struct trace_lines lines;
 	int tent_valid;
 	struct qrec tent;
 	int trap_valid;
@@ -54,7 +52,7 @@ static int qemu_open(struct trace_reader *r, struct oob_err *err)
 	struct qemu_st *st = oob_xcalloc(1, sizeof(*st));
 	const uint8_t *p;
 	r->st = st;
-	st->carry = oob_xmalloc(LINE_MAX_QEMU + 1);
+	trace_lines_init(&st->lines, "qemu", LINE_MAX_QEMU);
 	st->map_cap = 4096;
 	st->map = oob_xcalloc(st->map_cap, sizeof(*st->map));
 	long n = in_peek(r->in, &p, 64 * 1024, err);
@@ -83,7 +81,7 @@ static void qemu_close(struct trace_reader *r)
 	struct qemu_st *st = r->st;
 	if (!st)
 		return;
-	free(st->carry);
+	trace_lines_free(&st->lines);
 	free(st->map);
 	free(st);
 	r->st = NULL;
@@ -254,15 +252,6 @@ static int append(struct trace_reader *r, const struct qrec *c)
 	return 0;
 }
 
-static int carry(struct qemu_st *st, const char *line, long n, uint64_t lineno)
-{
-	memmove(st->carry, line, (size_t)n);
-	st->carry[n] = '\0';
-	st->carry_len = n;
-	st->carry_lineno = lineno;
-	return 1;
-}
-
 static int qemu_next(struct trace_reader *r, struct oob_err *err)
 {
 	struct qemu_st *st = r->st;
@@ -271,34 +260,22 @@ static int qemu_next(struct trace_reader *r, struct oob_err *err)
 		const char *line;
 		long n;
 		uint64_t lineno;
-		if (st->carry_lineno) {
-			line = st->carry;
-			n = st->carry_len;
-			lineno = st->carry_lineno;
-			st->carry_lineno = 0;
-		} else {
-			n = in_getline(r->in, &line, err);
-			lineno = in_lineno(r->in);
-			if (n == -1) {
-				if (st->tent_valid) {
-					if (append(r, &st->tent))
-						return 1;
-					st->tent_valid = 0;
-				}
-				return r->b.n ? 1 : 0;
+		n = trace_lines_next(&st->lines, r->in, &line, &lineno, err);
+		if (n == -1) {
+			if (st->tent_valid) {
+				if (append(r, &st->tent))
+					return 1;
+				st->tent_valid = 0;
 			}
-			if (n < 0)
-				return (int)n;
-			if (n > LINE_MAX_QEMU)
-				return oob_err_set(err, -EINVAL,
-						   "qemu: line %" PRIu64 " is longer than %d bytes",
-						   lineno, LINE_MAX_QEMU);
+			return r->b.n ? 1 : 0;
 		}
+		if (n < 0)
+			return (int)n;
 		/* A Trace line finalizes the tentative one: make room first, so
 		 * that parsing (which updates the TB map) happens once. */
 		if (st->tent_valid && n > 6 && memcmp(line, "Trace ", 6) == 0) {
 			if (append(r, &st->tent))
-				return carry(st, line, n, lineno);
+				return trace_lines_carry(&st->lines, line, n, lineno);
 			st->tent_valid = 0;
 		}
 		const char *what = "";

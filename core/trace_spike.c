@@ -30,9 +30,7 @@ struct rec {
 
 struct spike_st {
 	int has_commit;
-	char *carry; /* a line read but not yet used, when carry_lineno != 0 */
-	long carry_len;
-	uint64_t carry_lineno;
+	struct trace_lines lines;
 	int tent_valid; /* a -l record waiting for proof that it retired */
 	struct rec tent;
 	int trap_valid; /* an exception waiting for the next record of its hart */
@@ -74,7 +72,7 @@ static int spike_open(struct trace_reader *r, struct oob_err *err)
 	struct spike_st *st = oob_xcalloc(1, sizeof(*st));
 	const uint8_t *p;
 	r->st = st;
-	st->carry = oob_xmalloc(LINE_MAX_SPIKE + 1);
+	trace_lines_init(&st->lines, "spike", LINE_MAX_SPIKE);
 	long n = in_peek(r->in, &p, 64 * 1024, err);
 	if (n < 0)
 		return (int)n;
@@ -117,7 +115,7 @@ static void spike_close(struct trace_reader *r)
 	struct spike_st *st = r->st;
 	if (!st)
 		return;
-	free(st->carry);
+	trace_lines_free(&st->lines);
 	free(st);
 	r->st = NULL;
 }
@@ -331,16 +329,6 @@ static int append(struct trace_reader *r, struct spike_st *st, const struct rec 
 	return 0;
 }
 
-/* Keeps a line for the next call; returns 1 (the batch is complete). */
-static int carry(struct spike_st *st, const char *line, long n, uint64_t lineno)
-{
-	memmove(st->carry, line, (size_t)n);
-	st->carry[n] = '\0';
-	st->carry_len = n;
-	st->carry_lineno = lineno;
-	return 1;
-}
-
 static int spike_next(struct trace_reader *r, struct oob_err *err)
 {
 	struct spike_st *st = r->st;
@@ -348,46 +336,34 @@ static int spike_next(struct trace_reader *r, struct oob_err *err)
 		const char *line;
 		long n;
 		uint64_t lineno;
-		if (st->carry_lineno) {
-			line = st->carry;
-			n = st->carry_len;
-			lineno = st->carry_lineno;
-			st->carry_lineno = 0;
-		} else {
-			n = in_getline(r->in, &line, err);
-			lineno = in_lineno(r->in);
-			if (n == -1) {
-				if (st->tent_valid) {
-					if (append(r, st, &st->tent))
-						return 1;
-					st->tent_valid = 0;
-				}
-				return r->b.n ? 1 : 0;
+		n = trace_lines_next(&st->lines, r->in, &line, &lineno, err);
+		if (n == -1) {
+			if (st->tent_valid) {
+				if (append(r, st, &st->tent))
+					return 1;
+				st->tent_valid = 0;
 			}
-			if (n < 0)
-				return (int)n;
-			if (n > LINE_MAX_SPIKE)
-				return oob_err_set(
-				    err, -EINVAL, "spike: line %" PRIu64 " is longer than %d bytes",
-				    lineno, LINE_MAX_SPIKE);
+			return r->b.n ? 1 : 0;
 		}
+		if (n < 0)
+			return (int)n;
 		const char *what;
 		int kind = parse_line(st, line, line + n, &what);
 		if (kind < 0) /* deliver the good records first; the error comes next */
-			return r->b.n ? carry(st, line, n, lineno)
+			return r->b.n ? trace_lines_carry(&st->lines, line, n, lineno)
 				      : bad_line(r, lineno, line, n, what, err);
 		struct rec *c = &st->cur;
 		switch (kind) {
 		case L_COMMIT:
 			if (append(r, st, c))
-				return carry(st, line, n, lineno);
+				return trace_lines_carry(&st->lines, line, n, lineno);
 			st->last_priv = c->priv;
 			break;
 		case L_DISASM:
 			if (st->has_commit)
 				break;
 			if (st->tent_valid && append(r, st, &st->tent))
-				return carry(st, line, n, lineno);
+				return trace_lines_carry(&st->lines, line, n, lineno);
 			c->priv = st->last_priv;
 			c->nx = 0;
 			memcpy(&st->tent, c, offsetof(struct rec, x));
