@@ -145,7 +145,7 @@ static uint32_t chain_at(struct code_space *cs, uint64_t pc)
 struct code_block *code_block_build(struct code_space *cs, uint64_t pc)
 {
 	struct code_block tmp;
-	uint16_t off[CODE_BLOCK_MAX];
+	uint64_t pcs[CODE_BLOCK_MAX];
 	uint64_t hi, at = pc;
 	memset(&tmp, 0, sizeof(tmp));
 	tmp.start = pc;
@@ -162,7 +162,7 @@ struct code_block *code_block_build(struct code_space *cs, uint64_t pc)
 		if (cs->inline_mode && at != pc && chain_at(cs, at) != tmp.inl)
 			break;
 		rv_decode(bits, &in);
-		off[tmp.n++] = (uint16_t)(at - pc);
+		pcs[tmp.n++] = at;
 		tmp.last = in;
 		tmp.last_pc = at;
 		tmp.end = rv_is_cti(in.kind) ? CODE_END_CTI : CODE_END_SEQ;
@@ -171,7 +171,7 @@ struct code_block *code_block_build(struct code_space *cs, uint64_t pc)
 			break;
 	}
 	if (tmp.n == 0) {
-		off[tmp.n++] = 0;
+		pcs[tmp.n++] = pc;
 		tmp.last_pc = pc;
 	}
 	tmp.fall = tmp.last_pc + tmp.last.len;
@@ -185,9 +185,9 @@ struct code_block *code_block_build(struct code_space *cs, uint64_t pc)
 	    (tmp.end == CODE_END_CTI && (tmp.last.kind == RV_BRANCH || tmp.last.kind == RV_JUMP));
 	tmp.gen = cs->gen;
 	tmp.owner = cs;
-	struct code_block *b = oob_arena_alloc(cs->arena, sizeof(*b) + tmp.n * sizeof(off[0]));
+	struct code_block *b = oob_arena_alloc(cs->arena, sizeof(*b) + tmp.n * sizeof(pcs[0]));
 	*b = tmp;
-	memcpy(b->off, off, tmp.n * sizeof(off[0]));
+	memcpy(b->pcs, pcs, tmp.n * sizeof(pcs[0]));
 	*oob_map_put(&cs->blocks, pc, NULL) = (uint64_t)(uintptr_t)b;
 	cs->nblocks++;
 	return b;

@@ -8,7 +8,7 @@
  * pc where control arrived and runs to the first control-transfer instruction
  * (or to the end of its function's range, or to the last instruction whose
  * bits are known). The reconstruction then checks a whole block of trace
- * records against the block's offsets with one tight loop and looks at control
+ * records against the block's addresses with one tight loop and looks at control
  * flow only at block ends, so the cost per instruction is a compare, and a
  * hash lookup happens per block at most (successors are cached in the block).
  *
@@ -56,7 +56,7 @@ struct code_block {
 	uint64_t fall, target;
 	uint8_t local;
 	struct code_block *succ[2]; /* recently seen successors (may be stale: check gen) */
-	uint16_t off[];		    /* n offsets from start */
+	uint64_t pcs[]; /* the n instructions' addresses: the trace must show exactly these */
 };
 
 struct code_space {

@@ -106,16 +106,18 @@ static void charge(struct recon *r, struct recon_hart *h, uint64_t now, uint64_t
 {
 	const struct stack_entry *top = stack_top(h->stk);
 	struct cct_node *n = &r->cct.v[top->node];
-	struct task *t = h->task;
-	int k = r->frames.v[top->frame].kind == PROFILE_FRAME_KERNEL;
-	uint64_t when = h->cycles ? h->last_cycle : h->last_seq;
 	n->insns += now - h->last_seq;
 	n->cycles += cycle - h->last_cycle;
-	t->insns[k] += now - h->last_seq;
-	t->cycles[k] += cycle - h->last_cycle;
-	if (t->start > when)
-		t->start = when;
-	t->end = h->cycles ? cycle : now;
+	if (r->proc.enabled) {
+		struct task *t = h->task;
+		int k = r->frames.v[top->frame].kind == PROFILE_FRAME_KERNEL;
+		uint64_t when = h->cycles ? h->last_cycle : h->last_seq;
+		t->insns[k] += now - h->last_seq;
+		t->cycles[k] += cycle - h->last_cycle;
+		if (t->start > when)
+			t->start = when;
+		t->end = h->cycles ? cycle : now;
+	}
 	h->last_seq = now;
 	h->last_cycle = cycle;
 }
@@ -512,7 +514,7 @@ static struct code_block *deviation(struct recon *r, struct recon_hart *h, struc
 	struct code_block *nb = code_next(space_of(r, h, npc), blk, npc), *mb;
 	if (match_applies(r, blk, nb) && (mb = match_mismatch(r, h, nb, i)))
 		return mb;
-	trap(r, h, nb, i, insn_cause(r, h, blk->start + blk->off[pos]), PENDING_NONE, 0);
+	trap(r, h, nb, i, insn_cause(r, h, blk->pcs[pos]), PENDING_NONE, 0);
 	return nb;
 }
 
@@ -650,6 +652,20 @@ static struct code_block *transition(struct recon *r, struct recon_hart *h, stru
 
 static struct recon_hart *hart_get(struct recon *r, unsigned id);
 
+/* How many of the m trace pcs at t equal the block's pcs at b: the only
+ * per-instruction work. Four at a time while they all match. */
+static inline uint32_t match_pcs(const uint64_t *t, const uint64_t *b, uint32_t m)
+{
+	uint32_t k = 0;
+	for (; k + 4 <= m; k += 4)
+		if ((t[k] ^ b[k]) | (t[k + 1] ^ b[k + 1]) | (t[k + 2] ^ b[k + 2]) |
+		    (t[k + 3] ^ b[k + 3]))
+			break;
+	while (k < m && t[k] == b[k])
+		k++;
+	return k;
+}
+
 static void hart_start(struct recon *r, struct recon_hart *h, const struct trace_batch *b,
 		       uint32_t i)
 {
@@ -690,12 +706,8 @@ static void hart_run(struct recon *r, struct recon_hart *h, const struct trace_b
 				blk = transition(r, h, blk, nb, i);
 			pos = 0;
 		}
-		uint32_t m = blk->n - pos < e - i ? blk->n - pos : e - i;
-		const uint64_t base = blk->start;
-		const uint16_t *off = blk->off + pos;
-		uint32_t k = 0;
-		while (k < m && pc[i + k] - base == off[k])
-			k++;
+		uint32_t m = blk->n - pos < e - i ? blk->n - pos : e - i, k;
+		k = match_pcs(pc + i, blk->pcs + pos, m);
 		if (blk->inl && k)
 			*oob_map_put(&r->inl, (uint64_t)stack_top(h->stk)->node << 32 | blk->inl,
 				     NULL) += k;
@@ -710,24 +722,37 @@ static void hart_run(struct recon *r, struct recon_hart *h, const struct trace_b
 	h->pos = pos;
 }
 
-/* Feeds the instruction bits of records [s, e) to their code spaces. */
+/* Feeds the instruction bits of record i to its code space. */
+static void learn_one(struct recon *r, struct recon_hart *h, const struct trace_batch *b,
+		      uint32_t i)
+{
+	const uint32_t mask = (1u << SEEN_BITS_LOG2) - 1;
+	uint64_t pc = b->pc[i];
+	uint32_t bits = b->insn[i];
+	uint32_t slot = (uint32_t)(pc >> 1) & mask;
+	struct code_space *cs = space_of(r, h, pc);
+	if (!bits || (r->seen_bits[slot].pc == pc && r->seen_bits[slot].bits == bits &&
+		      r->seen_bits[slot].cs == cs))
+		return;
+	r->seen_bits[slot].pc = pc;
+	r->seen_bits[slot].bits = bits;
+	r->seen_bits[slot].cs = cs;
+	code_put(cs, pc, bits);
+}
+
+/* Feeds the instruction bits of records [s, e) to their code spaces: only
+ * those the reader says are new, when it knows. */
 static void learn_bits(struct recon *r, struct recon_hart *h, const struct trace_batch *b,
 		       uint32_t s, uint32_t e)
 {
-	const uint32_t mask = (1u << SEEN_BITS_LOG2) - 1;
-	for (uint32_t i = s; i < e; i++) {
-		uint64_t pc = b->pc[i];
-		uint32_t bits = b->insn[i];
-		uint32_t slot = (uint32_t)(pc >> 1) & mask;
-		struct code_space *cs = space_of(r, h, pc);
-		if (!bits || (r->seen_bits[slot].pc == pc && r->seen_bits[slot].bits == bits &&
-			      r->seen_bits[slot].cs == cs))
-			continue;
-		r->seen_bits[slot].pc = pc;
-		r->seen_bits[slot].bits = bits;
-		r->seen_bits[slot].cs = cs;
-		code_put(cs, pc, bits);
+	if (!b->insn_new) {
+		for (uint32_t i = s; i < e; i++)
+			learn_one(r, h, b, i);
+		return;
 	}
+	for (uint32_t k = 0; k < b->ninsn_new; k++)
+		if (b->insn_new[k] >= s && b->insn_new[k] < e)
+			learn_one(r, h, b, b->insn_new[k]);
 }
 
 static void emit_all(struct recon *r, struct recon_hart *h, uint8_t kind)
@@ -1062,7 +1087,9 @@ static int run_fireperf(struct recon *r, struct in_stream *s, struct oob_err *er
 
 static int run_one(struct recon *r, const char *path, uint64_t *seen, struct oob_err *err)
 {
-	struct trace_reader *tr = trace_open(path, &r->opts->trace, err);
+	struct trace_opts to = r->opts->trace;
+	to.insn_changes_only = 1; /* code_put keeps bits per pc */
+	struct trace_reader *tr = trace_open(path, &to, err);
 	if (!tr)
 		return err ? err->code : -EINVAL;
 	enum trace_format f = trace_reader_format(tr);

@@ -266,6 +266,7 @@ static void alloc_batch(struct trace_reader *r)
 	r->pc = oob_xmalloc(n * sizeof(*r->pc));
 	r->cycle = oob_xmalloc(n * sizeof(*r->cycle));
 	r->insn = oob_xmalloc(n * sizeof(*r->insn));
+	r->insn_new = oob_xmalloc(n * sizeof(*r->insn_new));
 	r->priv = oob_xmalloc(n * sizeof(*r->priv));
 	r->x = oob_xmalloc((TRACE_X_MAX + TRACE_BATCH_SLACK) * sizeof(*r->x));
 }
@@ -318,6 +319,7 @@ void trace_close(struct trace_reader *r)
 	free(r->pc);
 	free(r->cycle);
 	free(r->insn);
+	free(r->insn_new);
 	free(r->priv);
 	free(r->x);
 	free(r);
@@ -335,12 +337,15 @@ int trace_next(struct trace_reader *r, const struct trace_batch **out, struct oo
 	struct oob_err e;
 	oob_err_clear(&e);
 	r->b.n = r->b.nx = 0;
+	r->ninsn_new = 0;
 	int rc = r->ops->next(r, &e);
 	if (rc < 0 || (rc > 0 && !r->b.n)) {
 		if (rc >= 0)
 			rc = oob_err_set(&e, -EIO, "%s: reader returned an empty batch",
 					 trace_format_name(r->ops->fmt));
-		oob_err_prefix(&e, "%s", in_name(r->in));
+		/* Name the file, unless the message already starts with it. */
+		if (strncmp(e.msg, in_name(r->in), strlen(in_name(r->in))) != 0)
+			oob_err_prefix(&e, "%s", in_name(r->in));
 		r->sticky = e;
 		/* The records decoded before the failure are good: deliver them,
 		 * the error comes with the next call. */
@@ -359,6 +364,8 @@ int trace_next(struct trace_reader *r, const struct trace_batch **out, struct oo
 	b->pc = r->pc;
 	b->cycle = (r->fields & TRACE_F_CYCLE) ? r->cycle : NULL;
 	b->insn = (r->fields & TRACE_F_INSN) ? r->insn : NULL;
+	b->insn_new = b->insn && r->has_insn_new ? r->insn_new : NULL;
+	b->ninsn_new = r->ninsn_new;
 	b->priv = (r->fields & TRACE_F_PRIV) ? r->priv : NULL;
 	b->x = r->x;
 	b->seq = r->seq;

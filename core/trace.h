@@ -79,13 +79,19 @@ struct trace_extra {
 };
 
 struct trace_batch {
-	uint32_t n;	       /* records, 1..TRACE_BATCH_MAX */
-	uint16_t hart;	       /* every record of the batch retired on this hart */
-	uint64_t *pc;	       /* canonical (sign-extended) virtual addresses */
-	uint64_t *cycle;       /* NULL unless TRACE_F_CYCLE; the hart's own clock as the trace
-				  counts it (TracerV: tile clock; base clock = cycle * num / den
-				  of trace_reader_clock_ratio) */
-	uint32_t *insn;	       /* NULL unless TRACE_F_INSN; 16-bit encodings zero-extended */
+	uint32_t n;	 /* records, 1..TRACE_BATCH_MAX */
+	uint16_t hart;	 /* every record of the batch retired on this hart */
+	uint64_t *pc;	 /* canonical (sign-extended) virtual addresses */
+	uint64_t *cycle; /* NULL unless TRACE_F_CYCLE; the hart's own clock as the trace
+			    counts it (TracerV: tile clock; base clock = cycle * num / den
+			    of trace_reader_clock_ratio) */
+	uint32_t *insn;	 /* NULL unless TRACE_F_INSN; 16-bit encodings zero-extended */
+	/* When not NULL: the indices (ascending) of the only records whose bits
+	 * may differ from the bits last delivered for the same pc (oobt knows:
+	 * its INSN operations). A consumer that caches bits per pc need only
+	 * look at these. NULL: any record may bring new bits. */
+	const uint32_t *insn_new;
+	uint32_t ninsn_new;
 	uint8_t *priv;	       /* NULL unless TRACE_F_PRIV; 0 = U, 1 = S, 3 = M */
 	struct trace_extra *x; /* sorted by idx */
 	uint32_t nx;
@@ -104,6 +110,10 @@ struct trace_opts {
 	struct trace_tracerv_opts tracerv;
 	uint16_t hart;	   /* hart of single-hart files (TRACEFILE-C<n>), default 0 */
 	struct in_opts in; /* following a growing file, size cap */
+	/* The consumer keeps bits per pc and reads insn only at the insn_new
+	 * indices: a reader that lists them may leave the rest of insn unset
+	 * (oobt then skips its per-record cache lookups). */
+	int insn_changes_only;
 };
 
 struct trace_reader;

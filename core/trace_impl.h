@@ -44,6 +44,9 @@ struct trace_reader {
 	struct trace_batch b;
 	uint64_t *pc, *cycle;
 	uint32_t *insn;
+	uint32_t *insn_new; /* readers that know when bits change list those records */
+	uint32_t ninsn_new;
+	int has_insn_new;
 	uint8_t *priv;
 	struct trace_extra *x;
 	uint64_t seq;

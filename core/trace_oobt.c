@@ -23,6 +23,9 @@ enum {
 
 enum { ST_FULL = 1, ST_MORE, ST_END };
 
+/* decode_impl variant flag (beyond the TRACE_F_* bits): insn only where new. */
+#define INSN_SPARSE (1u << 30)
+
 struct hstate {
 	uint64_t pc, cycle;
 	uint8_t priv;
@@ -89,6 +92,7 @@ static int oobt_open(struct trace_reader *r, struct oob_err *err)
 		st->body = r->in;
 	}
 	st->imask = (1u << st->h.icache_log2) - 1;
+	r->has_insn_new = 1; /* INSN operations say when bits change */
 	st->icache = oob_xcalloc((size_t)st->imask + 1, sizeof(uint32_t));
 	st->nharts = 1;
 	st->harts = oob_xcalloc(1, sizeof(*st->harts));
@@ -387,11 +391,15 @@ decode_impl(struct trace_reader *r, struct oobt_st *st, struct dec *d, const uns
 		if (at_end && p > hard)
 			goto truncated;
 		if (fields & TRACE_F_INSN) {
-			if (has_pend_insn)
+			if (has_pend_insn) {
 				icache[(pcv[n] >> 1) & imask] = pend_insn;
+				r->insn_new[r->ninsn_new++] = n;
+				insv[n] = pend_insn;
+			}
 			/* six lookups whatever k: the arrays have slack, no branch */
-			for (uint32_t i = 0; i < 6; i++)
-				insv[n + i] = icache[(pcv[n + i] >> 1) & imask];
+			if (!(fields & INSN_SPARSE))
+				for (uint32_t i = 0; i < 6; i++)
+					insv[n + i] = icache[(pcv[n + i] >> 1) & imask];
 		}
 		if (fields & TRACE_F_CYCLE) {
 			uint64_t c = cyc;
@@ -452,6 +460,8 @@ out:
 	h->cycle = cyc;
 	h->priv = priv;
 	st->total += n - n0;
+	while (r->ninsn_new && r->insn_new[r->ninsn_new - 1] >= n)
+		r->ninsn_new--; /* records given back (an operation cut short) */
 	r->b.n = n;
 	r->b.nx = nx;
 	r->b.hart = st->hart;
@@ -461,17 +471,20 @@ out:
 
 static int decode(struct trace_reader *r, struct oobt_st *st, struct dec *d)
 {
+	unsigned sparse = r->opts.insn_changes_only ? INSN_SPARSE : 0;
 	switch (r->fields & (TRACE_F_INSN | TRACE_F_CYCLE | TRACE_F_PRIV)) {
 	case 0:
 		return decode_impl(r, st, d, 0);
 	case TRACE_F_INSN:
+		if (sparse)
+			return decode_impl(r, st, d, TRACE_F_INSN | INSN_SPARSE);
 		return decode_impl(r, st, d, TRACE_F_INSN);
 	case TRACE_F_INSN | TRACE_F_PRIV:
 		return decode_impl(r, st, d, TRACE_F_INSN | TRACE_F_PRIV);
 	case TRACE_F_CYCLE:
 		return decode_impl(r, st, d, TRACE_F_CYCLE);
 	default:
-		return decode_impl(r, st, d, r->fields);
+		return decode_impl(r, st, d, r->fields | sparse);
 	}
 }
 
