@@ -1,0 +1,133 @@
+/* profile: building from parts, totals, folded output, per-function table,
+ * processes JSON round trip. Small hand-built trees whose right answers are
+ * worked out in the comments. */
+#include <stdlib.h>
+
+#include "oobtest.h"
+#include "profile.h"
+#include "profile_json.h"
+
+/* root -> main -> fib -> fib, and main -> odd;name (';' in a name) */
+static struct profile *tree(void)
+{
+	static const struct profile_frame frames[] = {
+	    {.name = "main", .kind = PROFILE_FRAME_USER, .addr = 0x100},
+	    {.name = "fib", .kind = PROFILE_FRAME_USER, .addr = 0x200},
+	    {.name = "odd;name", .kind = PROFILE_FRAME_KERNEL, .addr = 0x300},
+	};
+	static const struct profile_node nodes[] = {
+	    {.parent = PROFILE_NONE, .frame = PROFILE_NONE},
+	    {.parent = 0, .frame = 0, .calls = 1, .self_insns = 10, .self_cycles = 20},
+	    {.parent = 1, .frame = 1, .calls = 2, .self_insns = 5, .self_cycles = 7},
+	    {.parent = 2, .frame = 1, .calls = 4, .self_insns = 3, .self_cycles = 3},
+	    {.parent = 1, .frame = 2, .calls = 1, .self_insns = 1, .self_cycles = 0},
+	};
+	struct profile_stats st = {.format = "oobt", .instructions = 19, .cycles = 30};
+	return profile_new(nodes, 5, frames, 3, &st, NULL);
+}
+
+static void totals_are_derived(void)
+{
+	struct profile *p = tree();
+	CHECK(p != NULL);
+	CHECK_EQ(profile_node(p, 0)->total_insns, 19);
+	CHECK_EQ(profile_node(p, 1)->total_insns, 19);
+	CHECK_EQ(profile_node(p, 2)->total_insns, 8);
+	CHECK_EQ(profile_node(p, 1)->total_cycles, 30);
+	CHECK_EQ(profile_node(p, 1)->first_child, 2); /* children in creation order */
+	CHECK_EQ(profile_node(p, 2)->next_sibling, 4);
+	CHECK_STR(profile_stats(p)->format, "oobt");
+	profile_free(p);
+}
+
+static void bad_parts_are_refused(void)
+{
+	struct profile_frame f = {.name = "x"};
+	struct profile_node n[2] = {{.parent = PROFILE_NONE, .frame = PROFILE_NONE},
+				    {.parent = 5, .frame = 0}};
+	struct profile_stats st = {0};
+	struct oob_err e = {0};
+	CHECK(profile_new(n, 2, &f, 1, &st, &e) == NULL);
+	CHECK_EQ(e.code, -EINVAL);
+	CHECK(strstr(e.msg, "node 1") != NULL);
+	n[1].parent = 0;
+	n[1].frame = 3;
+	CHECK(profile_new(n, 2, &f, 1, &st, &e) == NULL);
+	CHECK(strstr(e.msg, "frame 3") != NULL);
+}
+
+static void folded_escapes_and_annotates(void)
+{
+	struct profile *p = tree();
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	CHECK_EQ(profile_write_folded(p, f, PROFILE_INSNS, 1), 0);
+	fclose(f);
+	CHECK_STR(buf, "main 10\nmain;fib 5\nmain;fib;fib 3\nmain;odd:name_[k] 1\n");
+	free(buf);
+	f = open_memstream(&buf, &len);
+	CHECK_EQ(profile_write_folded(p, f, PROFILE_CALLS, 0), 0);
+	fclose(f);
+	CHECK_STR(buf, "main 1\nmain;fib 2\nmain;fib;fib 4\nmain;odd:name 1\n");
+	free(buf);
+	profile_free(p);
+}
+
+static void functions_count_recursion_once(void)
+{
+	struct profile *p = tree();
+	struct profile_func *v;
+	size_t n = profile_functions(p, PROFILE_INSNS, &v);
+	CHECK_EQ(n, 3);
+	CHECK_EQ(v[0].frame, 0); /* main: self 10 sorts first */
+	CHECK_EQ(v[1].frame, 1);
+	CHECK_EQ(v[1].calls, 6);       /* 2 + 4 entries */
+	CHECK_EQ(v[1].self_insns, 8);  /* 5 + 3 */
+	CHECK_EQ(v[1].total_insns, 8); /* the inner fib is inside the outer one */
+	CHECK_EQ(v[0].total_insns, 19);
+	free(v);
+	profile_free(p);
+}
+
+static void processes_round_trip(void)
+{
+	struct profile *p = tree();
+	struct profile_exec ex = {"/prog", 42};
+	struct profile_process pr[2] = {
+	    {.pid = 1, .ppid = -1, .comm = "init", .insns_user = 7, .insns_kernel = 9},
+	    {.pid = 18, .ppid = 1, .comm = "prog", .execs = &ex, .nexecs = 1, .end = 99}};
+	profile_set_processes(p, pr, 2, "derived", 3);
+	json_t *j = profile_processes_json(p);
+	/* children are derived from ppid */
+	json_t *kids =
+	    json_object_get(json_array_get(json_object_get(j, "processes"), 0), "children");
+	CHECK_EQ(json_array_size(kids), 1);
+	CHECK_EQ(json_integer_value(json_array_get(kids, 0)), 18);
+	struct profile *q = tree();
+	CHECK_EQ(profile_processes_from_json(q, j, NULL), 0);
+	CHECK_EQ(profile_nprocesses(q), 2);
+	CHECK_STR(profile_process(q, 1)->execs[0].path, "/prog");
+	CHECK_EQ(profile_process(q, 1)->execs[0].when, 42);
+	CHECK_EQ(profile_process(q, 0)->insns_kernel, 9);
+	CHECK_EQ(profile_switches(q), 3);
+	CHECK_STR(profile_process_source(q), "derived");
+	json_object_set_new(json_array_get(json_object_get(j, "processes"), 1), "pid",
+			    json_string("x"));
+	struct oob_err e = {0};
+	CHECK_EQ(profile_processes_from_json(q, j, &e), -EINVAL);
+	json_decref(j);
+	profile_free(q);
+	profile_free(p);
+}
+
+int main(void)
+{
+	OOBTEST_BEGIN("test_profile");
+	RUN(totals_are_derived);
+	RUN(bad_parts_are_refused);
+	RUN(folded_escapes_and_annotates);
+	RUN(functions_count_recursion_once);
+	RUN(processes_round_trip);
+	return OOBTEST_END();
+}
