@@ -72,7 +72,8 @@ struct recon {
 	/* pc-only traces with several candidate user binaries: which one runs is
 	 * found by matching (see match_enter); a task per binary. */
 	int matching;
-	struct task **mtasks; /* per space id, NULL until used */
+	size_t ntraces, trace_index; /* several single-hart files: one hart each */
+	struct task **mtasks;	     /* per space id, NULL until used */
 	struct recon_hart *harts;
 	size_t nharts;
 	struct profile_stats st;
@@ -1085,9 +1086,22 @@ static int run_trace(struct recon *r, struct trace_reader *tr, uint64_t *seen, s
 /* FirePerf logs carry stack events by name, not instructions: replay them. */
 static int run_fireperf(struct recon *r, struct in_stream *s, struct oob_err *err);
 
+/* The hart of the k-th of several single-hart trace files: FireSim names
+ * them TRACEFILE-C<n>; otherwise their order on the command line. */
+static uint16_t file_hart(const char *path, size_t k)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	const char *c = strstr(base, "-C");
+	char *end;
+	unsigned long n = c ? strtoul(c + 2, &end, 10) : 0;
+	return c && end != c + 2 && n < 65536 ? (uint16_t)n : (uint16_t)k;
+}
+
 static int run_one(struct recon *r, const char *path, uint64_t *seen, struct oob_err *err)
 {
 	struct trace_opts to = r->opts->trace;
+	if (r->ntraces > 1)
+		to.hart = file_hart(path, r->trace_index);
 	to.insn_changes_only = 1; /* code_put keeps bits per pc */
 	struct trace_reader *tr = trace_open(path, &to, err);
 	if (!tr)
@@ -1124,8 +1138,11 @@ int recon_run(const struct recon_opts *opts, const char *const *traces, size_t n
 	if ((rc = load_binaries(&r, err)) < 0)
 		goto out;
 	/* Readers name the file in their messages. */
-	for (size_t k = 0; k < ntraces && rc >= 0; k++)
+	r.ntraces = ntraces;
+	for (size_t k = 0; k < ntraces && rc >= 0; k++) {
+		r.trace_index = k;
 		rc = run_one(&r, traces[k], &seen, err);
+	}
 	if (rc < 0)
 		goto out;
 	finish(&r);
