@@ -218,7 +218,7 @@ static int kernel_mode(const struct trace_batch *b, uint32_t i)
 uint32_t proc_next_switch(struct proc *p, const struct trace_batch *b, uint32_t from,
 			  struct task *cur, uint64_t *key)
 {
-	if (!p->enabled)
+	if (!p->enabled || p->from_events)
 		return b->n;
 	uint32_t lo = 0, hi = b->nx;
 	while (lo < hi) { /* first extra at or after from */
@@ -251,34 +251,46 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+struct code_space *proc_space_named(const struct code_space *const *spaces, size_t n,
+				    const char *path)
+{
+	for (size_t k = 0; k < n; k++) {
+		const struct sym_binary *bin = spaces[k]->main_binary;
+		if (bin && strcmp(sym_binary_name(bin), base_name(path)) == 0)
+			return (struct code_space *)spaces[k];
+	}
+	return NULL;
+}
+
+void proc_exec(struct task *t, const char *path, uint64_t when,
+	       const struct code_space *const *spaces, size_t nspaces)
+{
+	oob_xgrow((void **)&t->execs, &t->cap_execs, t->nexecs + 1, sizeof(*t->execs));
+	t->execs[t->nexecs++] = (struct proc_exec){oob_xstrdup(path), when};
+	snprintf(t->comm, sizeof(t->comm), "%.16s", base_name(path));
+	t->exec_pending = 1;
+	struct code_space *cs = proc_space_named(spaces, nspaces, path);
+	if (cs)
+		t->ucs = cs;
+}
+
 static void on_exec(struct proc *p, struct task *cur, unsigned hart, uint64_t when,
-		    const struct code_space *const *spaces, size_t nspaces,
-		    struct code_space **new_ucs)
+		    const struct code_space *const *spaces, size_t nspaces)
 {
 	char path[256];
 	if (p->hooks.off_fname == OFF_NONE)
 		return;
 	uint64_t fname = proc_reg(p, hart, 11); /* a1: struct filename * */
 	mem_string(p, mem_read64(p, fname + p->hooks.off_fname), path, sizeof(path));
-	if (!path[0])
-		return;
-	oob_xgrow((void **)&cur->execs, &cur->cap_execs, cur->nexecs + 1, sizeof(*cur->execs));
-	cur->execs[cur->nexecs++] = (struct proc_exec){oob_xstrdup(path), when};
-	snprintf(cur->comm, sizeof(cur->comm), "%.16s", base_name(path));
-	cur->exec_pending = 1;
-	for (size_t k = 0; k < nspaces; k++) {
-		const struct sym_binary *bin = spaces[k]->main_binary;
-		if (bin && strcmp(sym_binary_name(bin), base_name(path)) == 0)
-			*new_ucs = (struct code_space *)spaces[k];
-	}
+	if (path[0])
+		proc_exec(cur, path, when, spaces, nspaces);
 }
 
 void proc_on_call(struct proc *p, struct task *cur, unsigned hart, uint32_t frame, uint64_t when,
-		  const struct code_space *const *spaces, size_t nspaces,
-		  struct code_space **new_ucs)
+		  const struct code_space *const *spaces, size_t nspaces)
 {
 	if (frame == p->hooks.execve)
-		on_exec(p, cur, hart, when, spaces, nspaces, new_ucs);
+		on_exec(p, cur, hart, when, spaces, nspaces);
 	else if (frame == p->hooks.exit)
 		cur->end = when;
 }

@@ -63,7 +63,8 @@ struct proc_hooks {
 };
 
 struct proc {
-	int enabled; /* trace has register writebacks and there is a kernel to hook */
+	int enabled;	 /* tasks are tracked (process frames) */
+	int from_events; /* sideband events say who runs: no derived switches */
 	struct task **tasks;
 	size_t ntasks, cap_tasks;
 	struct oob_map by_key; /* task_struct address -> index */
@@ -107,9 +108,15 @@ uint32_t proc_next_switch(struct proc *p, const struct trace_batch *b, uint32_t 
 
 /* Called by the reconstruction when cur enters / leaves a hooked function. */
 void proc_on_call(struct proc *p, struct task *cur, unsigned hart, uint32_t frame, uint64_t when,
-		  const struct code_space *const *spaces, size_t nspaces,
-		  struct code_space **new_ucs);
+		  const struct code_space *const *spaces, size_t nspaces);
 void proc_on_return(struct proc *p, struct task *cur, unsigned hart, uint32_t frame);
+
+/* The user space whose program has path's basename, or NULL. */
+struct code_space *proc_space_named(const struct code_space *const *spaces, size_t n,
+				    const char *path);
+/* Records an exec of path by t: name, history, user code, stack reset pending. */
+void proc_exec(struct task *t, const char *path, uint64_t when,
+	       const struct code_space *const *spaces, size_t nspaces);
 
 /* Fills pids, names and parents from the shadow memory (call once, at the end). */
 void proc_finish(struct proc *p);

@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "cct.h"
+#include "events.h"
 #include "code.h"
 #include "fireperf.h"
 #include "frame.h"
@@ -72,6 +73,7 @@ struct recon {
 	/* pc-only traces with several candidate user binaries: which one runs is
 	 * found by matching (see match_enter); a task per binary. */
 	int matching;
+	struct events *events;	     /* sideband process events, or NULL */
 	size_t ntraces, trace_index; /* several single-hart files: one hart each */
 	struct task **mtasks;	     /* per space id, NULL until used */
 	struct recon_hart *harts;
@@ -224,13 +226,9 @@ static void call(struct recon *r, struct recon_hart *h, struct code_block *nb, u
 	r->st.calls++;
 	uint32_t f = code_frame_at(nb);
 	push(r, h, f, ret, 0, 1);
-	if (r->proc.enabled && nb->kernel) {
-		struct code_space *ucs = NULL;
+	if (r->proc.enabled && nb->kernel)
 		proc_on_call(&r->proc, h->task, h->id, f, h->cycles ? h->last_cycle : h->last_seq,
-			     (const struct code_space *const *)r->spaces + 1, r->nspaces - 1, &ucs);
-		if (ucs)
-			h->task->ucs = ucs;
-	}
+			     (const struct code_space *const *)r->spaces + 1, r->nspaces - 1);
 }
 
 /* Makes the function at nb the new bottom of the top segment, with no entry
@@ -786,6 +784,81 @@ static void switch_task(struct recon *r, struct recon_hart *h, uint64_t key, uin
 	emit_all(r, h, RECON_EV_OPEN);
 }
 
+/* ---- sideband events ---- */
+
+#define EVENT_KEY (1ull << 62) /* task keys of pids named by events */
+
+static struct task *event_task(struct recon *r, int64_t pid, struct code_space *ucs)
+{
+	uint64_t key = EVENT_KEY | (uint64_t)pid;
+	struct task *t = proc_task_find(&r->proc, key);
+	if (!t) {
+		t = proc_task_new(&r->proc, key, ucs);
+		t->pid = pid;
+	}
+	return t;
+}
+
+/* Index in b of the hart's next event at or after record s, or b->n. */
+static uint32_t next_event(struct recon *r, struct recon_hart *h, const struct trace_batch *b,
+			   uint32_t s)
+{
+	const struct events_ev *e = r->events ? events_peek(r->events, b->hart) : NULL;
+	if (!e)
+		return b->n;
+	if (!e->by_cycle || !b->cycle)
+		return e->at <= h->seq + s     ? s
+		       : e->at < h->seq + b->n ? (uint32_t)(e->at - h->seq)
+					       : b->n;
+	uint32_t lo = s, hi = b->n; /* first record at or after the event's cycle */
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (b->cycle[mid] < e->at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void apply_event(struct recon *r, struct recon_hart *h, const struct events_ev *e,
+			uint32_t i)
+{
+	const struct code_space *const *users = (const struct code_space *const *)r->spaces + 1;
+	uint64_t when = h->cycles && r->b->cycle ? r->b->cycle[i] : h->seq + i;
+	struct task *t = event_task(r, e->pid, h->task->ucs);
+	switch (e->kind) {
+	case EVENTS_SWITCH:
+		if (!h->started) { /* the task the trace starts in */
+			h->task = t;
+			h->stk = &t->stk;
+		} else if (t != h->task) {
+			r->proc.switches++;
+			switch_task(r, h, t->key, i);
+		}
+		break;
+	case EVENTS_FORK: {
+		struct task *c = event_task(r, e->child, t->ucs);
+		c->parent = t->key;
+		memcpy(c->comm, t->comm, sizeof(c->comm));
+		break;
+	}
+	case EVENTS_EXEC:
+		proc_exec(t, e->path, when, users, r->nspaces - 1);
+		if (t == h->task && h->started && stack_segment_base(h->stk) <= 1) {
+			/* no kernel in the trace to return through: the old program's
+			 * frames end here */
+			flush(r, h, i);
+			pop_to(r, h, stack_segment_base(h->stk));
+			t->exec_pending = 0;
+		}
+		break;
+	case EVENTS_EXIT:
+		t->end = when;
+		break;
+	}
+}
+
 static void batch(struct recon *r, const struct trace_batch *b)
 {
 	struct recon_hart *h = hart_get(r, b->hart);
@@ -801,11 +874,22 @@ static void batch(struct recon *r, const struct trace_batch *b)
 	while (s < b->n) {
 		uint64_t key = 0;
 		uint32_t e = proc_next_switch(&r->proc, b, s, h->task, &key);
-		if (b->insn)
-			learn_bits(r, h, b, s, e);
-		hart_run(r, h, b, s, e);
-		if (r->proc.enabled)
-			proc_apply(&r->proc, b, e);
+		uint32_t ev = next_event(r, h, b, s);
+		if (ev < e) {
+			e = ev;
+			key = 0;
+		}
+		if (e > s) {
+			if (b->insn)
+				learn_bits(r, h, b, s, e);
+			hart_run(r, h, b, s, e);
+			if (r->proc.enabled)
+				proc_apply(&r->proc, b, e);
+		}
+		for (; ev == e && ev < b->n; ev = next_event(r, h, b, e)) {
+			apply_event(r, h, events_peek(r->events, b->hart), e);
+			events_take(r->events, b->hart);
+		}
 		if (key && e < b->n)
 			switch_task(r, h, key, e);
 		else if (key)
@@ -904,7 +988,7 @@ static void add_processes(struct recon *r, struct profile *p)
 	if (!pr->enabled)
 		return;
 	proc_finish(pr);
-	p->proc_source = r->matching ? "matched" : "derived";
+	p->proc_source = r->events ? "events" : r->matching ? "matched" : "derived";
 	p->switches = pr->switches;
 	p->procs = oob_xcalloc(pr->ntasks ? pr->ntasks : 1, sizeof(*p->procs));
 	for (size_t k = 0; k < pr->ntasks; k++) {
@@ -1006,6 +1090,10 @@ static void setup_proc(struct recon *r, unsigned fields)
 	}
 	proc_destroy(&r->proc);
 	proc_init(&r->proc, &r->frames, kernel, bias, 0, fields);
+	if (r->events) {
+		r->proc.enabled = 1;
+		r->proc.from_events = 1;
+	}
 	if (!(fields & (TRACE_F_INSN | TRACE_F_REGS)) && r->nspaces > 2) {
 		r->matching = 1;
 		r->proc.enabled = 1; /* tasks with root frames; no hooks fire without registers */
@@ -1035,6 +1123,7 @@ static void recon_destroy(struct recon *r)
 {
 	free(r->harts);
 	free(r->mtasks);
+	events_free(r->events);
 	free(r->seen_bits);
 	oob_map_destroy(&r->inl);
 	proc_destroy(&r->proc);
@@ -1137,6 +1226,10 @@ int recon_run(const struct recon_opts *opts, const char *const *traces, size_t n
 	recon_init(&r, opts);
 	if ((rc = load_binaries(&r, err)) < 0)
 		goto out;
+	if (opts->events_path && !(r.events = events_load(opts->events_path, err))) {
+		rc = err ? err->code : -EINVAL;
+		goto out;
+	}
 	/* Readers name the file in their messages. */
 	r.ntraces = ntraces;
 	for (size_t k = 0; k < ntraces && rc >= 0; k++) {
