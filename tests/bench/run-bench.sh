@@ -119,3 +119,12 @@ for f in mixed.trv mixed.trv.lz4 mixed.oobt; do
 done
 echo "(fold: oobprof fold --elf mixed TRACE > /dev/null; lz4 -d s: lz4 -d -c TRACE > /dev/null;"
 echo " cat s: cat TRACE > /dev/null, the file cache warm after the fold)"
+
+# The parts on their own: the readers' decode speed, the symbolizer's lookups.
+echo
+if [ -x "$OOB_BUILDDIR/tests/bench/bench_readers" ]; then
+	"$OOB_BUILDDIR/tests/bench/bench_readers" 3 2>&1 || true
+fi
+if [ -x "$OOB_BUILDDIR/tests/bench/bench_sym" ] && [ -f "$gen/vmlinux" ]; then
+	"$OOB_BUILDDIR/tests/bench/bench_sym" "$gen/vmlinux" 2>&1 || true
+fi
