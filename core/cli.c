@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_go.h"
 #include "oob_err.h"
 #include "oob_log.h"
 #include "oob_mem.h"
@@ -38,6 +39,7 @@ struct cli {
 static void usage(FILE *f)
 {
 	fputs("usage: oobprof fold|top|stats|processes [options] TRACE...\n"
+	      "       oobprof gotrace [--json] [--align TRACE --elf PROG] GOTRACE\n"
 	      "       oobprof convert --to oobt|tracerv-bin TRACE -o OUT\n"
 	      "options:\n"
 	      "  --format F            trace format (auto, tracerv-bin, tracerv-text, fireperf,\n"
@@ -434,6 +436,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (strcmp(argv[1], "gotrace") == 0)
+		return cli_gotrace(argc - 1, argv + 1);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (strcmp(argv[1], cmds[i].name) != 0)
 			continue;

@@ -591,13 +591,14 @@ static struct code_block *transfer(struct recon *r, struct recon_hart *h,
 		if (up) {
 			trap(r, h, nb, i, "[trap]", PENDING_CALL, fall);
 		} else {
+			/* pop then push; the pop may empty the segment, so no call()
+			 * (its flush needs a top) */
 			r->st.swaps++;
+			r->st.events++;
 			flush(r, h, i);
-			if (h->stk->n - 1 > stack_segment_base(h->stk))
-				pop_to(r, h, h->stk->n - 1);
-			else
-				pop_to(r, h, stack_segment_base(h->stk));
-			call(r, h, nb, fall, i);
+			uint32_t base = stack_segment_base(h->stk);
+			pop_to(r, h, h->stk->n - 1 > base ? h->stk->n - 1 : base);
+			push(r, h, code_frame_at(nb), fall, 0, 1);
 		}
 		break;
 	case RV_ECALL:
