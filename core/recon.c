@@ -107,13 +107,16 @@ static inline struct code_space *space_of(struct recon *r, struct recon_hart *h,
  * task (user or kernel time, by the top frame). */
 static void charge(struct recon *r, struct recon_hart *h, uint64_t now, uint64_t cycle)
 {
-	const struct stack_entry *top = stack_top(h->stk);
-	struct cct_node *n = &r->cct.v[top->node];
+	/* A task's stack can be empty here only when another hart ran the same
+	 * task and closed it (a migration the interleaving shows late): the
+	 * span then goes to the root rather than nowhere. */
+	const struct stack_entry *top = h->stk->n ? stack_top(h->stk) : NULL;
+	struct cct_node *n = &r->cct.v[top ? top->node : CCT_ROOT];
 	n->insns += now - h->last_seq;
 	n->cycles += cycle - h->last_cycle;
 	if (r->proc.enabled) {
 		struct task *t = h->task;
-		int k = r->frames.v[top->frame].kind == PROFILE_FRAME_KERNEL;
+		int k = top && r->frames.v[top->frame].kind == PROFILE_FRAME_KERNEL;
 		uint64_t when = h->cycles ? h->last_cycle : h->last_seq;
 		t->insns[k] += now - h->last_seq;
 		t->cycles[k] += cycle - h->last_cycle;

@@ -5,8 +5,9 @@
 #                     (Go's own parser: the ground truth test_gotrace compares against)
 #   user_task_region_1_19_good.lz4   the same trace in an LZ4 frame
 #   gotrace-demo      tests/fixtures/go/gotrace-demo built for linux/riscv64 (Go 1.19)
-#   gotrace-plugin.so the multi-threaded QEMU tracing plugin (tests/tools/gotrace-plugin.c)
-#   demo.trace, demo.oobt, demo.hist      one run under qemu-riscv64 with the plugin: its
+#   demo.trace, demo.oobt, demo.hist      one run under qemu-riscv64 with the tracing
+#                     plugin (OUTDIR/progs/oobtrace.so, built by gen-programs.sh --plugin
+#                     from tests/tools/oobtrace.c; one hart per guest thread): its
 #                     Go execution trace, instruction trace, and executed-pc histogram
 #   demo-sleep.*      the same with a 1 s sleep halfway (a clock fit must fail)
 #   demo.d.txt, demo-sleep.d.txt          `go tool trace -d` of those runs
@@ -26,7 +27,6 @@ shared=${OOB_SHARED:-$src/../shared}
 fix=$shared/fixtures/go-traces
 out=$1/go
 QEMU=${QEMU:-qemu-riscv64}
-WRITER_SRCS="core/trace_write.c core/oobt.c core/oob_err.c core/oob_log.c core/oob_mem.c"
 status=0
 
 fail() {
@@ -82,18 +82,11 @@ if newer "$prog" "$psrc/main.go" "$psrc/go.mod"; then
 		go build -o "$prog.tmp" .) && mv "$prog.tmp" "$prog" || fail "go build gotrace-demo"
 fi
 
-plugin=$out/gotrace-plugin.so
-srcs=$src/tests/tools/gotrace-plugin.c
-for f in $WRITER_SRCS; do
-	srcs="$srcs $src/$f"
-done
-# shellcheck disable=SC2086
-if newer "$plugin" $srcs "$src"/core/*.h; then
-	# shellcheck disable=SC2086
-	gcc -std=c11 -D_GNU_SOURCE -O2 -shared -fPIC -fvisibility=hidden -Wall -Wextra -Werror \
-		-I"$src/core" ${OOB_BUILDDIR:+-I"$OOB_BUILDDIR"} -o "$plugin.tmp" $srcs -llz4 \
-		-lpthread && mv "$plugin.tmp" "$plugin" || fail "building gotrace-plugin.so"
-fi
+# The tracing plugin is the one gen-programs.sh builds; gen-fixtures.sh runs this
+# script before gen-programs.sh, so ask for the plugin (gen-programs.sh prints its
+# own FAIL or SKIP line, and keeps an up-to-date .so).
+plugin=$1/progs/oobtrace.so
+sh "$src/tests/tools/gen-programs.sh" --plugin "$1" || status=1
 [ -x "$prog" ] && [ -e "$plugin" ] || exit "$status"
 
 # run NAME ARGS...: one traced run of the program (GOMAXPROCS=2: two Ms run Go code).

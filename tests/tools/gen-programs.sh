@@ -1,7 +1,9 @@
 #!/bin/sh
-# gen-programs.sh OUTDIR: builds the RISC-V test programs of tests/fixtures/progs
-# and the QEMU tracing plugin (tests/tools/oobtrace.c), and traces each program
-# under qemu-riscv64. For every program NAME, OUTDIR/progs/ gets:
+# gen-programs.sh [--plugin] OUTDIR: builds the RISC-V test programs of
+# tests/fixtures/progs and the QEMU tracing plugin (tests/tools/oobtrace.c,
+# OUTDIR/progs/oobtrace.so), and traces each program under qemu-riscv64.
+# With --plugin, only the plugin is built (gen-go.sh uses the same .so).
+# For every program NAME, OUTDIR/progs/ gets:
 #   NAME        the ELF (static: text at 0x10000; NAME-pie: PIE, dynamic)
 #   NAME.oobt   its trace (pc + instruction bits), written by the plugin
 #   NAME.hist   "0x<pc> <count>": executed instructions counted inside QEMU
@@ -14,8 +16,10 @@
 # Prints "SKIP: gen-programs: <reason>" when the tools are missing,
 # "FAIL: gen-programs: <what>" when a step fails.
 set -u
+only_plugin=
+[ "${1:-}" = --plugin ] && only_plugin=1 && shift
 [ $# -eq 1 ] || {
-	echo "usage: $0 OUTDIR" >&2
+	echo "usage: $0 [--plugin] OUTDIR" >&2
 	exit 2
 }
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,7 +39,9 @@ fail() {
 	status=1
 }
 
-for tool in "$QEMU" "$CC" python3 gcc; do
+tools="$QEMU $CC python3 gcc"
+[ -n "$only_plugin" ] && tools=gcc
+for tool in $tools; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		echo "SKIP: gen-programs: $tool not installed"
 		exit 0
@@ -68,7 +74,7 @@ build_plugin() {
 	newer "$PLUGIN" $srcs $src/core/*.h || return 0
 	# shellcheck disable=SC2086
 	gcc -std=c11 -D_GNU_SOURCE -O2 -shared -fPIC -fvisibility=hidden -Wall -Wextra -Werror \
-		-I"$src/core" ${OOB_BUILDDIR:+-I"$OOB_BUILDDIR"} -o "$PLUGIN.tmp" $srcs -llz4 &&
+		-I"$src/core" ${OOB_BUILDDIR:+-I"$OOB_BUILDDIR"} -o "$PLUGIN.tmp" $srcs -llz4 -pthread &&
 		mv "$PLUGIN.tmp" "$PLUGIN" || fail "building the plugin oobtrace.so"
 }
 
@@ -151,7 +157,7 @@ mixed:static:mixed.c
 mixed-pie:pie:mixed.c"
 
 build_plugin
-[ -e "$PLUGIN" ] || exit "$status"
+[ -e "$PLUGIN" ] && [ -z "$only_plugin" ] || exit "$status"
 for line in $PROGRAMS; do
 	name=${line%%:*}
 	rest=${line#*:}

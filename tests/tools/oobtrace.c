@@ -1,15 +1,20 @@
 /*
  * oobtrace: a QEMU TCG plugin (API v1, QEMU 7.2 as Debian ships it) that
- * records every executed guest instruction.
+ * records every executed guest instruction, of single- and multi-threaded
+ * guests (Go programs always run several threads).
  *
  *   qemu-riscv64 -plugin ./oobtrace.so,out=F.oobt,hist=F.hist,text=F.txt prog
  *
  *   out=FILE   oobprof's native trace (pc + instruction bits), written through
- *              core/trace_write.h
- *   hist=FILE  "0x<pc> <count>" per executed pc, sorted by pc. Counted here,
- *              straight from QEMU's callbacks, with no oobprof code involved:
- *              it is the ground truth the tests compare oobprof against.
- *   text=FILE  "0x<pc> 0x<insn>" per executed instruction (small programs only)
+ *              core/trace_write.h. Each guest thread (QEMU vCPU index) is one
+ *              hart; records are in ONE global order, so the record index is a
+ *              common time axis for all threads (what an alignment with a Go
+ *              execution trace needs).
+ *   hist=FILE  "0x<pc> <count>" per executed pc (all threads), sorted by pc.
+ *              Counted here, straight from QEMU's callbacks, with no oobprof
+ *              code involved: it is the ground truth the tests compare against.
+ *   text=FILE  "0x<pc> 0x<insn>" per executed instruction, in the global order
+ *              (small programs only)
  *
  * Debian ships no qemu-plugin.h, so the few API v1 declarations we use are
  * repeated below; their layout is QEMU 7.2's include/qemu/qemu-plugin.h.
@@ -24,11 +29,17 @@
  * code, so that the ground truth cannot inherit an oobprof bug; only out=
  * goes through core/trace_write.c.
  *
- * Only single-threaded guests: QEMU runs each guest thread on its own vCPU
- * and the plugin keeps one stream. A second vCPU makes the plugin discard the
- * oobt output and say so at exit.
+ * Threads: QEMU user mode runs each guest thread on its own host thread, and
+ * the callback runs before its instruction executes. Once the guest has more
+ * than one thread, every callback takes one process-wide lock, which gives the
+ * global order (the guest then runs at one core's speed). Until then there is
+ * one thread and the callback skips the lock: the switch is made by the
+ * thread that calls clone, before clone runs, so no second thread can exist
+ * while a callback runs unlocked.
  */
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +57,11 @@ enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS };
 typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
 typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index, void *userdata);
 typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
+typedef void (*qemu_plugin_vcpu_simple_cb_t)(qemu_plugin_id_t id, unsigned int vcpu_index);
+typedef void (*qemu_plugin_vcpu_syscall_cb_t)(qemu_plugin_id_t id, unsigned int vcpu_index,
+					      int64_t num, uint64_t a1, uint64_t a2, uint64_t a3,
+					      uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7,
+					      uint64_t a8);
 
 void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_tb_trans_cb_t cb);
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
@@ -57,6 +73,8 @@ void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
 					    qemu_plugin_vcpu_udata_cb_t cb,
 					    enum qemu_plugin_cb_flags flags, void *userdata);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata);
+void qemu_plugin_register_vcpu_init_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_simple_cb_t cb);
+void qemu_plugin_register_vcpu_syscall_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_syscall_cb_t cb);
 
 #define OOBTRACE_EXPORT __attribute__((visibility("default")))
 
@@ -79,7 +97,15 @@ struct site_chunk {
 	struct site s[SITE_CHUNK];
 };
 
+/* Linux syscall numbers of clone and clone3 on riscv64 (asm-generic). */
+#define OOBTRACE_NR_CLONE  220
+#define OOBTRACE_NR_CLONE3 435
+
 static struct {
+	/* Set once, before a second guest thread can exist; never cleared. While
+	 * it is 0 there is one thread and nothing below needs the lock. */
+	atomic_int threaded;
+	pthread_mutex_t lock; /* everything below, once threaded */
 	struct site_chunk *chunks;
 	struct site **tab; /* open addressing on (pc, insn), power-of-two size */
 	size_t tab_cap, nsites;
@@ -93,8 +119,9 @@ static struct {
 	FILE *text;
 	FILE *hist; /* opened at start so that a bad path fails before the run */
 	uint64_t total;
-	int other_vcpu;
-} g;
+	unsigned max_vcpu;
+	int stray_vcpu; /* a vCPU other than 0 ran before threaded was set */
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Out of memory inside QEMU's callbacks: nothing sensible is left to do. */
 static void *xcalloc(size_t n, size_t size)
@@ -166,14 +193,12 @@ static void batch_flush(void)
 	g.batch.n = 0;
 }
 
-static void on_exec(unsigned int vcpu, void *userdata)
+/* One executed instruction on the hart of the current batch: the caller holds
+ * the lock, or the guest has one thread. */
+static inline void record(struct site *s)
 {
-	struct site *s = userdata;
-
 	s->count++;
 	g.total++;
-	if (vcpu != 0)
-		g.other_vcpu = 1;
 	if (g.text)
 		fprintf(g.text,
 			(s->insn & 3) == 3 ? "0x%" PRIx64 " 0x%08" PRIx32 "\n"
@@ -185,6 +210,69 @@ static void on_exec(unsigned int vcpu, void *userdata)
 		if (++g.batch.n == TRACE_BATCH_MAX)
 			batch_flush();
 	}
+}
+
+/* Any vCPU, once the guest may have several threads. A batch holds records of
+ * one hart (core/trace.h), so a change of vCPU ends it. */
+static __attribute__((noinline)) void on_exec_threaded(unsigned int vcpu, struct site *s)
+{
+	int locked = atomic_load_explicit(&g.threaded, memory_order_relaxed);
+
+	if (locked)
+		pthread_mutex_lock(&g.lock);
+	else
+		g.stray_vcpu = 1; /* a missed thread start: races on everything */
+	if (vcpu > g.max_vcpu)
+		g.max_vcpu = vcpu;
+	if (vcpu != g.batch.hart) {
+		batch_flush();
+		g.batch.hart = (uint16_t)vcpu;
+	}
+	record(s);
+	if (locked)
+		pthread_mutex_unlock(&g.lock);
+}
+
+/* With one thread, every record is vCPU 0's (threaded is never cleared): the
+ * fast path needs neither the lock nor a check of the batch's hart. */
+static void on_exec(unsigned int vcpu, void *userdata)
+{
+	if (__builtin_expect(!atomic_load_explicit(&g.threaded, memory_order_relaxed) && vcpu == 0,
+			     1))
+		record(userdata);
+	else
+		on_exec_threaded(vcpu, userdata);
+}
+
+/* Runs in the calling thread before the syscall: a new thread cannot start
+ * before the flag is set, and this thread sees it at its next instruction. A
+ * fork (clone without CLONE_VM) sets it too, which costs speed only. */
+static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
+		       uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7,
+		       uint64_t a8)
+{
+	(void)id;
+	(void)vcpu;
+	(void)a1; /* any clone: see above */
+	(void)a2;
+	(void)a3;
+	(void)a4;
+	(void)a5;
+	(void)a6;
+	(void)a7;
+	(void)a8;
+	if (num == OOBTRACE_NR_CLONE || num == OOBTRACE_NR_CLONE3)
+		atomic_store(&g.threaded, 1);
+}
+
+/* QEMU 7.2 creates a thread's vCPU in the cloning thread, before the thread
+ * starts: the same guarantee as on_syscall, for targets with other syscall
+ * numbers. */
+static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
+{
+	(void)id;
+	if (vcpu != 0)
+		atomic_store(&g.threaded, 1);
 }
 
 static uint32_t insn_bits(const struct qemu_plugin_insn *insn)
@@ -203,11 +291,14 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	size_t n = qemu_plugin_tb_n_insns(tb);
 
 	(void)id;
+	/* Translation is rare: always locking keeps it simple. */
+	pthread_mutex_lock(&g.lock);
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		struct site *s = site_get(qemu_plugin_insn_vaddr(insn), insn_bits(insn));
 		qemu_plugin_register_vcpu_insn_exec_cb(insn, on_exec, QEMU_PLUGIN_CB_NO_REGS, s);
 	}
+	pthread_mutex_unlock(&g.lock);
 }
 
 static int site_cmp(const void *pa, const void *pb)
@@ -243,15 +334,17 @@ static int hist_write(FILE *f)
 static void on_exit_cb(qemu_plugin_id_t id, void *userdata)
 {
 	struct oob_err err;
+	int threaded;
 
 	(void)id;
 	(void)userdata;
-	if (g.other_vcpu)
-		OOB_ERROR("oobtrace: the guest ran more than one vCPU (thread); "
-			  "outputs mix their instructions and the oobt trace is discarded");
+	pthread_mutex_lock(&g.lock);
+	if (g.stray_vcpu)
+		OOB_ERROR("oobtrace: a second vCPU ran before the plugin saw its thread start; "
+			  "the outputs may be corrupt and the oobt trace is discarded");
 	if (g.w) {
 		batch_flush();
-		if (g.failed || g.other_vcpu)
+		if (g.failed || g.stray_vcpu)
 			trace_writer_abort(g.w);
 		else if (trace_writer_close(g.w, &err) < 0)
 			OOB_ERROR("oobtrace: %s", err.msg);
@@ -262,14 +355,23 @@ static void on_exit_cb(qemu_plugin_id_t id, void *userdata)
 	g.text = NULL;
 	if (g.hist)
 		hist_write(g.hist);
-	OOB_INFO("oobtrace: %" PRIu64 " instructions, %zu sites", g.total, g.nsites);
+	g.hist = NULL;
+	OOB_INFO("oobtrace: %" PRIu64 " instructions, %u vCPUs, %zu sites", g.total, g.max_vcpu + 1,
+		 g.nsites);
+	threaded = atomic_load(&g.threaded);
+	pthread_mutex_unlock(&g.lock);
+	/* Other threads may still run translated code that points at the sites
+	 * until the process is gone: keep them. */
+	if (threaded)
+		return;
 	free(g.tab);
 	while (g.chunks) {
 		struct site_chunk *c = g.chunks;
 		g.chunks = c->next;
 		free(c);
 	}
-	memset(&g, 0, sizeof(g));
+	g.tab = NULL;
+	g.tab_cap = g.nsites = 0;
 }
 
 static FILE *open_text(const char *path)
@@ -330,10 +432,13 @@ OOBTRACE_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const void *info, i
 			fclose(g.text);
 		if (g.hist)
 			fclose(g.hist);
-		memset(&g, 0, sizeof(g));
+		g.w = NULL;
+		g.text = g.hist = NULL;
 		return -1;
 	}
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
+	qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);
+	qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);
 	qemu_plugin_register_atexit_cb(id, on_exit_cb, NULL);
 	return 0;
 }
