@@ -9,6 +9,7 @@
 #include "api_flame.h"
 #include "api_json.h"
 #include "jobspec.h"
+#include "profile_json.h"
 #include "oob_log.h"
 #include "worker.h"
 
@@ -368,6 +369,21 @@ int api_jobs_top(struct api_ctx *c, struct http_req *r, struct api_req *q)
 	return HTTP_BODY_NONE;
 }
 
+/* The process tree, in the shape `oobprof processes` prints. */
+int api_jobs_processes(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	struct oob_err e = {0};
+	const struct result *res;
+	struct api_cache_ref *ref = job_result(c, q->id, &res, &e);
+	if (!ref)
+		return refuse(r, &e);
+	json_t *j = profile_processes_json(result_profile(res));
+	json_object_set_new(j, "partial", json_boolean(result_partial(res)));
+	http_respond_json(r, 200, j);
+	api_cache_put(c->cache, ref);
+	return HTTP_BODY_NONE;
+}
+
 int api_jobs_not_built(struct api_ctx *c, struct http_req *r, struct api_req *q)
 {
 	const char *path = http_req_path(r), *what = "this view";
@@ -378,12 +394,8 @@ int api_jobs_not_built(struct api_ctx *c, struct http_req *r, struct api_req *q)
 		return refuse(r, &e);
 	}
 	free(j);
-	if (strstr(path, "/processes"))
-		what = "the process tree (processes)";
-	else if (strstr(path, "/timeline"))
+	if (strstr(path, "/timeline"))
 		what = "the timeline";
-	else if (strstr(path, "/export/"))
-		what = "exports (speedscope, perfetto, pprof)";
 	http_respond_error(r, 404, "not_built", "%s is not built yet in this oobprofd", what);
 	return HTTP_BODY_NONE;
 }

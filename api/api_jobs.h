@@ -7,7 +7,7 @@
  * running, failed with its message, cancelled).
  *
  * Routes of features that DESIGN.md describes but that are not built yet
- * (processes, timeline, exports) answer 404 naming the missing feature.
+ * (the timeline) answer 404 naming the missing feature.
  */
 #ifndef OOB_API_JOBS_H
 #define OOB_API_JOBS_H
@@ -22,6 +22,7 @@ int api_jobs_delete(struct api_ctx *c, struct http_req *r, struct api_req *q);
 int api_jobs_flamegraph(struct api_ctx *c, struct http_req *r, struct api_req *q);
 int api_jobs_folded(struct api_ctx *c, struct http_req *r, struct api_req *q);
 int api_jobs_top(struct api_ctx *c, struct http_req *r, struct api_req *q);
+int api_jobs_processes(struct api_ctx *c, struct http_req *r, struct api_req *q);
 int api_jobs_not_built(struct api_ctx *c, struct http_req *r, struct api_req *q);
 
 #endif

@@ -9,6 +9,7 @@
 #include <nettle/memops.h>
 #include <nettle/sha2.h>
 
+#include "api_export.h"
 #include "api_inputs.h"
 #include "api_jobs.h"
 #include "api_static.h"
@@ -49,9 +50,12 @@ static const struct api_route routes[] = {
     READ("/api/v1/jobs/{id}/flamegraph", api_jobs_flamegraph),
     READ("/api/v1/jobs/{id}/folded", api_jobs_folded),
     READ("/api/v1/jobs/{id}/top", api_jobs_top),
-    READ("/api/v1/jobs/{id}/processes", api_jobs_not_built),
+    READ("/api/v1/jobs/{id}/processes", api_jobs_processes),
     READ("/api/v1/jobs/{id}/timeline", api_jobs_not_built),
-    READ("/api/v1/jobs/{id}/export/{name}", api_jobs_not_built),
+    READ("/api/v1/jobs/{id}/export/speedscope", api_export_get),
+    READ("/api/v1/jobs/{id}/export/perfetto", api_export_get),
+    READ("/api/v1/jobs/{id}/export/pprof", api_export_get),
+    READ("/api/v1/jobs/{id}/export/folded", api_export_get),
     READ("/", static_file),
     READ("/{name}", static_file),
 };

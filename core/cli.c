@@ -6,6 +6,7 @@
  *   oobprof top     [options] TRACE...   per-function table (--json for JSON)
  *   oobprof stats   [options] TRACE...   counts and throughput
  *   oobprof convert --to oobt|tracerv-bin TRACE -o OUT
+ *   oobprof export  --to speedscope|perfetto|pprof|folded [options] TRACE... -o OUT
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -13,12 +14,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "evlog.h"
+#include "export.h"
 #include "cli_go.h"
 #include "oob_err.h"
 #include "oob_log.h"
 #include "oob_mem.h"
 #include "profile.h"
+#include "profile_json.h"
 #include "recon.h"
 #include "trace.h"
 #include "trace_write.h"
@@ -32,15 +37,19 @@ struct cli {
 	enum profile_metric metric;
 	int metric_set;
 	int annotate, json;
-	enum trace_format to;
+	const char *to; /* convert: a trace format; export: an export format */
 	const char *out;
+	struct export_opts ex;
+	uint64_t max_events;
+	const char *name;
 };
 
 static void usage(FILE *f)
 {
 	fputs("usage: oobprof fold|top|stats|processes [options] TRACE...\n"
-	      "       oobprof gotrace [--json] [--align TRACE --elf PROG] GOTRACE\n"
 	      "       oobprof convert --to oobt|tracerv-bin TRACE -o OUT\n"
+	      "       oobprof export --to speedscope|perfetto|pprof|folded [options] TRACE... -o "
+	      "OUT\n"
 	      "options:\n"
 	      "  --format F            trace format (auto, tracerv-bin, tracerv-text, fireperf,\n"
 	      "                        spike, qemu, oobt); default: detect from content\n"
@@ -57,6 +66,17 @@ static void usage(FILE *f)
 	      "  --tracerv-words N     TracerV binary: 64-bit words per record\n"
 	      "  --tracerv-valid-bit N TracerV binary: valid bit, 40 or 63\n"
 	      "  --max-insns N         stop after N instructions\n"
+	      "export options (OUT may be - for stdout):\n"
+	      "  --clock-hz HZ         speedscope, perfetto: cycles per second; times in ns\n"
+	      "  --min-duration NS     perfetto: leave out frames shorter than NS ns (without\n"
+	      "                        --clock-hz, 1 ns stands for one cycle or instruction)\n"
+	      "  --max-events N        speedscope: sampled form above N stack events\n"
+	      "                        (default 5000000; 0: no bound)\n"
+	      "  --sampled             speedscope: sampled form (weights per stack)\n"
+	      "  --name NAME           the profile's name (default: the trace's file name)\n"
+	      "  --metric M            speedscope, perfetto: time in cycles (default when the\n"
+	      "                        trace has them) or instructions; folded: the weight;\n"
+	      "                        pprof: the default sample type\n"
 	      "  --log-level L         error, warn (default), info, debug\n",
 	      f);
 }
@@ -104,6 +124,11 @@ enum {
 	OPT_MAX,
 	OPT_TO,
 	OPT_LOG,
+	OPT_CLOCK,
+	OPT_MIN_DUR,
+	OPT_MAX_EVENTS,
+	OPT_SAMPLED,
+	OPT_NAME,
 };
 
 static const struct option long_opts[] = {
@@ -122,6 +147,11 @@ static const struct option long_opts[] = {
     {"max-insns", required_argument, NULL, OPT_MAX},
     {"to", required_argument, NULL, OPT_TO},
     {"log-level", required_argument, NULL, OPT_LOG},
+    {"clock-hz", required_argument, NULL, OPT_CLOCK},
+    {"min-duration", required_argument, NULL, OPT_MIN_DUR},
+    {"max-events", required_argument, NULL, OPT_MAX_EVENTS},
+    {"sampled", no_argument, NULL, OPT_SAMPLED},
+    {"name", required_argument, NULL, OPT_NAME},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -184,7 +214,23 @@ static int parse_opt(struct cli *c, int opt, char *val)
 	case OPT_MAX:
 		return parse_u64(val, &c->ro.max_insns) < 0 ? bad_value("--max-insns", val) : 0;
 	case OPT_TO:
-		return trace_format_parse(val, &c->to) < 0 ? bad_value("--to", val) : 0;
+		c->to = val;
+		return 0;
+	case OPT_CLOCK:
+		return parse_u64(val, &c->ex.clock_hz) < 0 || !c->ex.clock_hz
+			   ? bad_value("--clock-hz", val)
+			   : 0;
+	case OPT_MIN_DUR:
+		return parse_u64(val, &c->ex.min_duration) < 0 ? bad_value("--min-duration", val)
+							       : 0;
+	case OPT_MAX_EVENTS:
+		return parse_u64(val, &c->max_events) < 0 ? bad_value("--max-events", val) : 0;
+	case OPT_SAMPLED:
+		c->ex.sampled = 1;
+		return 0;
+	case OPT_NAME:
+		c->name = val;
+		return 0;
 	case OPT_LOG:
 		if (oob_log_parse_level(val, &lvl) < 0)
 			return bad_value("--log-level", val);
@@ -350,37 +396,12 @@ static int cmd_stats(struct cli *c, int argc, char **argv)
 	return fflush(stdout) ? 1 : 0;
 }
 
-static json_t *process_json(const struct profile *p, const struct profile_process *pr)
-{
-	json_t *execs = json_array(), *children = json_array();
-	for (size_t e = 0; e < pr->nexecs; e++)
-		json_array_append_new(execs, json_pack("{s:s, s:I}", "path", pr->execs[e].path,
-						       "cycle", (json_int_t)pr->execs[e].when));
-	for (size_t k = 0; k < profile_nprocesses(p); k++) {
-		const struct profile_process *c = profile_process(p, k);
-		if (pr->pid >= 0 && c->ppid == pr->pid)
-			json_array_append_new(children, json_integer(c->pid));
-	}
-	return json_pack("{s:I, s:I, s:s, s:o, s:I, s:I, s:{s:I, s:I}, s:{s:I, s:I}, s:o}", "pid",
-			 (json_int_t)pr->pid, "ppid", (json_int_t)pr->ppid, "comm", pr->comm,
-			 "exec", execs, "start_cycle", (json_int_t)pr->start, "end_cycle",
-			 (json_int_t)pr->end, "instructions", "user", (json_int_t)pr->insns_user,
-			 "kernel", (json_int_t)pr->insns_kernel, "cycles", "user",
-			 (json_int_t)pr->cycles_user, "kernel", (json_int_t)pr->cycles_kernel,
-			 "children", children);
-}
-
 static int cmd_processes(struct cli *c, int argc, char **argv)
 {
 	struct profile *p = reconstruct(c, argc, argv);
 	if (!p)
 		return 1;
-	json_t *arr = json_array();
-	for (size_t k = 0; k < profile_nprocesses(p); k++)
-		json_array_append_new(arr, process_json(p, profile_process(p, k)));
-	json_t *root =
-	    json_pack("{s:o, s:I, s:s?}", "processes", arr, "switches",
-		      (json_int_t)profile_switches(p), "source", profile_process_source(p));
+	json_t *root = profile_processes_json(p);
 	int rc = json_dumpf(root, stdout, JSON_INDENT(1)) < 0 ? -EIO : 0;
 	putchar('\n');
 	json_decref(root);
@@ -388,12 +409,12 @@ static int cmd_processes(struct cli *c, int argc, char **argv)
 	return rc < 0 || fflush(stdout) ? 1 : 0;
 }
 
-static int convert(const char *in, const struct cli *c, struct oob_err *err)
+static int convert(const char *in, const struct cli *c, enum trace_format to, struct oob_err *err)
 {
 	struct trace_reader *r = trace_open(in, &c->ro.trace, err);
 	if (!r)
 		return err->code;
-	struct trace_write_opts wo = {.format = c->to, .fields = trace_reader_fields(r)};
+	struct trace_write_opts wo = {.format = to, .fields = trace_reader_fields(r)};
 	struct trace_writer *w = trace_writer_open(c->out, &wo, err);
 	int rc = w ? 0 : err->code;
 	const struct trace_batch *b;
@@ -410,15 +431,87 @@ static int convert(const char *in, const struct cli *c, struct oob_err *err)
 static int cmd_convert(struct cli *c, int argc, char **argv)
 {
 	struct oob_err err = {0};
-	if (!c->out || c->to == TRACE_FMT_AUTO || argc - optind != 1) {
+	enum trace_format to = TRACE_FMT_AUTO;
+	if (c->to && trace_format_parse(c->to, &to) < 0) {
+		bad_value("--to", c->to);
+		return 2;
+	}
+	if (!c->out || to == TRACE_FMT_AUTO || argc - optind != 1) {
 		fputs("oobprof convert: needs --to FORMAT, -o OUT and one TRACE\n", stderr);
 		return 2;
 	}
-	if (convert(argv[optind], c, &err) < 0) {
+	if (convert(argv[optind], c, to, &err) < 0) {
 		fprintf(stderr, "oobprof: %s: %s\n", argv[optind], err.msg);
 		return 1;
 	}
 	return 0;
+}
+
+/* Time-keeping exports count cycles when the trace has them; the others
+ * weigh as `oobprof fold` does. */
+static void export_metric(struct cli *c, const struct profile *p)
+{
+	c->ex.metric = c->metric;
+	if (!c->metric_set && export_wants_events(&c->ex) && profile_has_cycles(p))
+		c->ex.metric = PROFILE_CYCLES;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+static int write_export(struct cli *c, const struct profile *p, struct evlog *log,
+			struct oob_err *err)
+{
+	int to_stdout = !strcmp(c->out, "-");
+	FILE *f = to_stdout ? stdout : fopen(c->out, "wb");
+	if (!f)
+		return oob_err_set(err, -errno, "%s: %s", c->out, strerror(errno));
+	int rc = export_write(p, log, &c->ex, f, err);
+	if (!to_stdout && fclose(f) != 0 && rc == 0)
+		rc = oob_err_set(err, -EIO, "%s: %s", c->out, strerror(errno));
+	if (rc < 0 && !to_stdout)
+		unlink(c->out);
+	return rc;
+}
+
+static int cmd_export(struct cli *c, int argc, char **argv)
+{
+	struct oob_err err = {0};
+	struct evlog *log = NULL;
+	if (!c->to || export_format_parse(c->to, &c->ex.format) < 0 || !c->out) {
+		fputs("oobprof export: needs --to speedscope|perfetto|pprof|folded and -o OUT\n",
+		      stderr);
+		return 2;
+	}
+	c->ex.annotate = c->annotate;
+	c->ex.name = c->name ? c->name : base_name(argv[optind]);
+	c->ex.max_events = c->max_events;
+	if (export_wants_events(&c->ex)) {
+		/* One event past the bound is enough to know speedscope falls back. */
+		uint64_t cap =
+		    c->ex.format == EXPORT_SPEEDSCOPE && c->max_events ? c->max_events + 1 : 0;
+		if (!(log = evlog_new(NULL, cap, &err))) {
+			fprintf(stderr, "oobprof: %s\n", err.msg);
+			return 1;
+		}
+		c->ro.on_event = evlog_record;
+		c->ro.event_ctx = log;
+	}
+	struct profile *p = reconstruct(c, argc, argv);
+	int rc = p ? 0 : 1;
+	if (p) {
+		export_metric(c, p);
+		if ((log && evlog_finish(log, &err) < 0) || write_export(c, p, log, &err) < 0) {
+			fprintf(stderr, "oobprof export: %s\n", err.msg);
+			rc = 1;
+		}
+	}
+	profile_free(p);
+	evlog_free(log);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -426,12 +519,9 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		int (*fn)(struct cli *, int, char **);
-	} cmds[] = {{"fold", cmd_fold},
-		    {"top", cmd_top},
-		    {"stats", cmd_stats},
-		    {"processes", cmd_processes},
-		    {"convert", cmd_convert}};
-	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO};
+	} cmds[] = {{"fold", cmd_fold},		  {"top", cmd_top},	    {"stats", cmd_stats},
+		    {"processes", cmd_processes}, {"convert", cmd_convert}, {"export", cmd_export}};
+	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO, .max_events = 5000000};
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

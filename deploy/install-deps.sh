@@ -10,7 +10,7 @@ PKGS="build-essential autoconf automake libtool pkg-config clang lld
   libsqlite3-dev sqlite3 zlib1g-dev nettle-dev
   gcc-riscv64-linux-gnu libc6-dev-riscv64-cross binutils-riscv64-linux-gnu
   qemu-user qemu-system-misc opensbi
-  python3 curl xz-utils git gdb valgrind
+  python3 python3-jsonschema curl xz-utils git gdb valgrind
   golang-go wrk chromium"
 # Node.js may come from elsewhere on the image (its npm conflicts with Debian's).
 command -v npm >/dev/null 2>&1 || PKGS="$PKGS nodejs npm"

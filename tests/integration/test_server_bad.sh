@@ -113,7 +113,7 @@ expect "list: bad limit" 400 invalid_input GET "/api/v1/jobs?limit=0"
 curl -s -d "{\"trace\": $TR, \"binaries\": [$BIN]}" "$SRV_URL/api/v1/jobs" >"$W/job0.json"
 JOB=$(jq_py "$W/job0.json" 'j["id"]')
 wait_job "$JOB" 300 >/dev/null
-expect "not-built view of a real job" 404 not_built GET "/api/v1/jobs/$JOB/processes"
+expect "not-built view of a real job" 404 not_built GET "/api/v1/jobs/$JOB/timeline"
 expect "flame: bad metric" 400 invalid_input GET "/api/v1/jobs/$JOB/flamegraph?metric=joules"
 expect "flame: bad priv" 400 invalid_input GET "/api/v1/jobs/$JOB/flamegraph?priv=hyper"
 expect "flame: negative max_nodes" 400 invalid_input GET "/api/v1/jobs/$JOB/flamegraph?max_nodes=-1"

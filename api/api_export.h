@@ -1,0 +1,48 @@
+/*
+ * api_export: GET /api/v1/jobs/{id}/export/{speedscope,perfetto,pprof,folded},
+ * a finished job's profile in other tools' formats (core/export.h says what
+ * each one holds). Query arguments, all optional:
+ *
+ *   metric        instructions | cycles | calls. Folded: the weight; pprof:
+ *                 the default sample type; speedscope samples: the first
+ *                 profile; evented exports: the time base (calls means the
+ *                 default). Default: cycles for evented exports when the
+ *                 trace has them; else instructions (cycles for a trace
+ *                 with cycles only), as the folded view.
+ *   clock_hz      speedscope, perfetto: cycles per second; times in ns.
+ *   min_duration  perfetto: leave out frames shorter than this many ns.
+ *   sampled=1     speedscope: the sampled form (no re-run, see below).
+ *   max_events    speedscope: sampled form above this many stack events
+ *                 (default API_EXPORT_SPEEDSCOPE_EVENTS).
+ *   annotate=1    folded: _[k] on kernel frames.
+ *   download=1    adds Content-Disposition: attachment with a file name.
+ *
+ * Where the data comes from. folded, pprof and sampled speedscope are made
+ * from the stored result (result.h). The time-keeping exports (evented
+ * speedscope, perfetto) need the order of every frame open and close,
+ * which the result does not keep: the first such request reconstructs the
+ * job's trace again with the same inputs and options, recording the stack
+ * events (evlog.h), and keeps the log and the profile of that run beside the
+ * result (results/<id>/events.evl, events-profile.json) for the next
+ * requests. Those re-runs are serialized (one at a time in the server), block
+ * only the requesting connection, and record at most API_EXPORT_MAX_EVENTS
+ * events (past that, speedscope falls back to samples and perfetto answers
+ * 413). A partial result (a stream) is re-run on every request, never cached.
+ *
+ * Responses are written to an unlinked temporary file under DATA/tmp and
+ * sent from it, so a multi-GB export never sits in memory.
+ *
+ * Thread-safety: handlers run on any request thread.
+ */
+#ifndef OOB_API_EXPORT_H
+#define OOB_API_EXPORT_H
+
+#include "api_routes.h"
+
+#define API_EXPORT_MAX_EVENTS	     200000000ull
+#define API_EXPORT_SPEEDSCOPE_EVENTS 5000000ull
+
+/* The handler of all four routes; the format is the path's last segment. */
+int api_export_get(struct api_ctx *c, struct http_req *r, struct api_req *q);
+
+#endif

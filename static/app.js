@@ -1,0 +1,43 @@
+// app.js: the viewer's entry point. Two pages, chosen by the URL's hash:
+//   #/            the dashboard (traces, binaries, jobs, the upload form)
+//   #/jobs/<id>   one job: flame graph, top functions, exports
+// Each page's render function fills <main> and returns a cleanup function
+// (timers, listeners) called when the page is left.
+import { getJSON, getToken, setToken } from './api.js';
+import { renderDashboard } from './dashboard.js';
+import { renderJob } from './job.js';
+
+let leave = null;
+
+function route() {
+  if (leave) leave();
+  leave = null;
+  const main = document.getElementById('main');
+  main.replaceChildren();
+  const m = location.hash.match(/^#\/jobs\/(\d+)/);
+  leave = m ? renderJob(main, Number(m[1])) : renderDashboard(main);
+}
+
+async function showHealth() {
+  const h = document.getElementById('health');
+  try {
+    const j = await getJSON('/api/v1/health');
+    h.textContent = `oobprofd ${j.version}: ${j.running} running, ${j.queue} queued`;
+  } catch (e) {
+    h.textContent = 'server unreachable: ' + e.message;
+  }
+}
+
+function setupToken() {
+  const input = document.getElementById('token');
+  input.value = getToken();
+  input.addEventListener('change', () => {
+    setToken(input.value.trim());
+    route();
+  });
+}
+
+setupToken();
+window.addEventListener('hashchange', route);
+route();
+showHealth();

@@ -1,0 +1,352 @@
+// job.js: one job's result. A d3-flame-graph of the calling-context tree
+// (search, click to zoom, reset, a tooltip with the exact counts), the metric
+// and filter switches, the top functions as a sortable table, and the
+// exports (files, or speedscope bundled with the viewer).
+//
+// d3-flame-graph 5.0.0's UMD build: the global `flamegraph` is a namespace
+// (flamegraph.default() makes a chart, flamegraph.tooltip has the tooltip);
+// its own search builds a RegExp from the text, so a plain substring matcher
+// is installed instead; new data is shown with chart.update(data).
+import { exportURL, getJSON, speedscopeURL } from './api.js';
+import { date, el, escapeHTML, ipc, message, num, percent, progressBar, sortableTable } from './util.js';
+
+const HIGHLIGHT = '#e600e6';
+const TABLE_ROWS = 40;
+const KINDS = [
+  ['user', 'user-space function'],
+  ['kernel', 'kernel function'],
+  ['marker', 'trap or interrupt entry, [unknown]'],
+  ['process', 'process root'],
+  ['inline', 'inlined function'],
+];
+
+// Kernel frames in blues, user frames in oranges: told apart also by people
+// who do not see red and green apart. Light fills keep black labels readable.
+function hashOf(name) {
+  let h = 0;
+  for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
+  return h;
+}
+
+export function frameColor(libtype, name) {
+  const v = (hashOf(name || '') % 1000) / 1000;
+  switch (libtype) {
+    case 'kernel': return `hsl(${205 + 20 * v}, 70%, ${68 + 12 * v}%)`;
+    case 'marker': return `hsl(0, 0%, ${72 + 8 * v}%)`;
+    case 'process': return `hsl(${150 + 15 * v}, 40%, ${66 + 10 * v}%)`;
+    case 'inline': return `hsl(${48 + 8 * v}, 85%, ${70 + 10 * v}%)`;
+    case 'root': return 'hsl(0, 0%, 86%)';
+    default: return `hsl(${12 + 28 * v}, 85%, ${64 + 12 * v}%)`;
+  }
+}
+
+// Names from the root to d ("all" excluded): the key that matches a node of
+// one flame graph with the same context in another (other metric).
+function pathKey(d) {
+  const names = [];
+  for (let n = d; n && n.parent; n = n.parent) names.push(n.data.name);
+  return names.reverse().join('\u001f');
+}
+
+function indexPaths(root) {
+  const m = new Map();
+  (function walk(n, prefix) {
+    for (const c of n.children || []) {
+      const k = prefix ? prefix + '\u001f' + c.name : c.name;
+      m.set(k, c);
+      walk(c, k);
+    }
+  })(root, '');
+  return m;
+}
+
+function summary(job, trace) {
+  const s = job.summary || {};
+  const rows = [
+    ['trace', trace ? `${trace.name} (${trace.format}, ${trace.id})` : job.trace],
+    ['instructions', num(s.instructions)],
+    ['cycles', s.cycles ? num(s.cycles) : 'not in this trace'],
+    ['IPC', ipc(s.instructions, s.cycles)],
+    ['calls / returns', `${num(s.calls)} / ${num(s.returns)}`],
+    ['traps', num(s.traps)],
+    ['harts', num(s.harts)],
+    ['stack repairs', `${num(s.repairs_unwind)} unwound, ${num(s.repairs_unknown)} resynchronized`],
+    ['finished', date(job.finished)],
+  ];
+  if (job.partial) rows.push(['partial', 'yes: the trace was still arriving or was cut short']);
+  return el('dl', { class: 'summary' }, rows.map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
+}
+
+function legend() {
+  return el('ul', { class: 'legend', 'aria-label': 'colours' },
+    KINDS.map(([k, label]) => el('li', {},
+      el('span', { class: 'swatch', style: `background:${frameColor(k, 'sample')}` }), label)),
+    el('li', {}, el('span', { class: 'swatch', style: `background:${HIGHLIGHT}` }), 'search match'));
+}
+
+function select(id, label, options, value) {
+  const s = el('select', { id }, options.map(([v, text]) => el('option', { value: v }, text)));
+  s.value = value;
+  return [el('label', { for: id }, label), s];
+}
+
+export function renderJob(main, id) {
+  const state = { metric: 'instructions', priv: 'all', hart: 'all', term: '' };
+  let gone = false;
+  let timer = null;
+  let chart = null;
+  let tip = null;
+  let job = null;
+  let trace = null;
+  let stats = new Map(); // path -> node of the instructions graph (for tooltips)
+  let rootValue = 0;
+
+  const head = el('h1', {}, `Job ${id}`);
+  const info = el('div', { id: 'job-info' });
+  const note = el('div', { id: 'job-note', 'aria-live': 'polite' });
+  main.append(el('p', {}, el('a', { href: '#/' }, '← Dashboard')), head, note, info);
+
+  function tooltipHTML(d) {
+    const n = d.data;
+    const s = state.metric === 'instructions' ? n : stats.get(pathKey(d));
+    const insns = s ? s.value : undefined;
+    const where = [n.file ? `${n.file}${n.line ? ':' + n.line : ''}` : null, n.binary, n.libtype]
+      .filter(Boolean).map(escapeHTML).join(' · ');
+    const row = (k, v) => `<tr><th>${k}</th><td>${v}</td></tr>`;
+    return `<strong>${escapeHTML(n.name)}</strong>` + (where ? `<div class="where">${where}</div>` : '') +
+      '<table>' + row('calls', num(n.calls)) + row('instructions', num(insns)) +
+      row('cycles', n.cycles ? num(n.cycles) : '—') + row('IPC', ipc(insns, n.cycles)) +
+      row(`% of ${state.metric}`, percent(n.value, rootValue)) +
+      row(`self ${state.metric}`, num(n.self)) + '</table>';
+  }
+
+  function makeChart(container, details) {
+    tip = flamegraph.tooltip.defaultFlamegraphTooltip().html(tooltipHTML);
+    return flamegraph.default()
+      .width(container.clientWidth || 900)
+      .cellHeight(18)
+      .transitionDuration(250)
+      .minFrameSize(1)
+      .sort(true)
+      .title('')
+      .tooltip(tip)
+      .setDetailsElement(details)
+      .setColorMapper((d) => (d.highlight ? HIGHLIGHT : frameColor(d.data.libtype, d.data.name)))
+      .setSearchMatch((d, term) => !!term && d.data.name.toLowerCase().includes(term.toLowerCase()))
+      .setSearchHandler((results, sum, total) => {
+        details.textContent = `${results.length} frames match "${state.term}": ` +
+          `${num(sum)} of ${num(total)} ${state.metric} (${percent(sum, total)})`;
+      })
+      .setLabelHandler((d) => `${d.data.name}: ${num(d.data.value)} ${state.metric} ` +
+        `(${percent(d.data.value, rootValue)})`);
+  }
+
+  async function fetchGraphs() {
+    const q = (metric) => {
+      const p = new URLSearchParams({ metric, priv: state.priv, max_nodes: 4000 });
+      if (state.hart !== 'all') p.set('hart', state.hart);
+      return `/api/v1/jobs/${id}/flamegraph?${p}`;
+    };
+    const shown = await getJSON(q(state.metric));
+    const insns = state.metric === 'instructions' ? shown : await getJSON(q('instructions'));
+    return [shown, insns];
+  }
+
+  async function drawFlame(container, details, flameNote) {
+    let shown, insns;
+    try {
+      [shown, insns] = await fetchGraphs();
+    } catch (e) {
+      flameNote.replaceChildren(message(e.message));
+      return;
+    }
+    if (gone) return;
+    flameNote.replaceChildren();
+    stats = indexPaths(insns);
+    rootValue = shown.value;
+    if (shown.merged) {
+      flameNote.append(message(`${num(shown.merged)} small contexts are merged into their ` +
+        'callers (shown as their self weight).', 'info'));
+    }
+    if (!chart) {
+      chart = makeChart(container, details);
+      d3.select(container).datum(shown).call(chart);
+    } else {
+      chart.update(shown);
+    }
+    if (state.term) chart.search(state.term);
+  }
+
+  async function drawTable(box) {
+    let top;
+    try {
+      top = await getJSON(`/api/v1/jobs/${id}/top?metric=${state.metric}&limit=300`);
+    } catch (e) {
+      box.replaceChildren(message(e.message));
+      return;
+    }
+    const rows = top.functions.map((f) => ({ ...f, ipc: f.total_cycles ? f.total_instructions / f.total_cycles : 0 }));
+    const metricKey = state.metric === 'calls' ? 'calls' : 'self_' + state.metric;
+    const cycles = !!(job.summary && job.summary.cycles);
+    const cols = [
+      { key: 'name', label: 'function', render: (f) => el('button', {
+        type: 'button', class: 'link', title: 'search the flame graph for it',
+        onclick: () => setSearch(f.name),
+      }, f.name) },
+      { key: 'kind', label: 'kind' },
+      { key: 'calls', label: 'calls', num: true },
+      { key: 'self_instructions', label: 'self instr.', num: true },
+      { key: 'total_instructions', label: 'total instr.', num: true },
+      cycles && { key: 'self_cycles', label: 'self cycles', num: true },
+      cycles && { key: 'total_cycles', label: 'total cycles', num: true },
+      cycles && { key: 'ipc', label: 'IPC', num: true, render: (f) => ipc(f.total_instructions, f.total_cycles) },
+      { key: 'file', label: 'source', render: (f) => (f.file ? `${f.file.split('/').pop()}${f.line ? ':' + f.line : ''}` : '') },
+    ].filter(Boolean);
+    const caption = `Top functions by ${state.metric} (${num(top.count)} in all; ` +
+      'recursion counted once in totals)';
+    box.replaceChildren(...sortableTable(cols, rows, metricKey, caption, TABLE_ROWS).filter(Boolean));
+  }
+
+  let setSearch = () => {};
+  let exports = null; // the Exports card, rebuilt when its options change
+
+  // Export options kept across redraws (clock rate, Perfetto's minimum).
+  const exportOpts = { clock_hz: '', min_duration: '' };
+
+  function exportsBox() {
+    const m = { metric: state.metric };
+    const timeOpts = (f) => {
+      const o = {};
+      if ((f === 'speedscope' || f === 'perfetto') && exportOpts.clock_hz) o.clock_hz = exportOpts.clock_hz;
+      if (f === 'perfetto' && exportOpts.min_duration) o.min_duration = exportOpts.min_duration;
+      return o;
+    };
+    const numberInput = (id, key, label, title) => [
+      el('label', { for: id }, label),
+      el('input', {
+        id, type: 'number', min: 0, step: 1, value: exportOpts[key], title, class: 'short',
+        onchange: (e) => {
+          exportOpts[key] = e.target.value && Number(e.target.value) > 0 ? String(Math.floor(Number(e.target.value))) : '';
+          exports.replaceWith(exports = exportsBox());
+        },
+      })];
+    const files = [
+      ['speedscope', 'speedscope (.json)', 'exact open/close of every frame, per hart'],
+      ['perfetto', 'Perfetto / Chrome trace (.json)', 'for ui.perfetto.dev or chrome://tracing'],
+      ['pprof', 'pprof (.pb.gz)', 'go tool pprof'],
+      ['folded', 'folded stacks (.txt)', 'flamegraph.pl, speedscope'],
+    ];
+    return el('section', { id: 'exports', class: 'card' }, el('h2', {}, 'Exports'),
+      el('p', {},
+        el('a', { class: 'button primary', id: 'open-speedscope', target: '_blank', rel: 'noopener',
+          href: speedscopeURL(id, trace ? trace.name : `job ${id}`, timeOpts('speedscope')) }, 'Open in speedscope'),
+        ' ', el('span', { class: 'muted' }, 'the speedscope app bundled with this server, offline')),
+      el('div', { class: 'controls' },
+        numberInput('clock-hz', 'clock_hz', 'Clock (Hz)', 'cycles per second: speedscope and Perfetto times in ns (traces with cycles)'),
+        numberInput('min-duration', 'min_duration', 'Perfetto: leave out frames under (ns)', 'keeps exports of long traces small')),
+      el('ul', { class: 'exports' }, files.map(([f, label, why]) => el('li', {},
+        el('a', { class: 'button', 'data-export': f, href: exportURL(id, f, { ...m, ...timeOpts(f), download: 1 }) }, label),
+        ' ', el('span', { class: 'muted' }, why)))));
+  }
+
+  function renderResult() {
+    const s = job.summary || {};
+    const harts = s.harts || 1;
+    const metrics = [['instructions', 'instructions'], ['calls', 'calls']];
+    if (s.cycles) metrics.splice(1, 0, ['cycles', 'cycles']);
+    const hartOpts = [['all', harts > 1 ? `all ${harts} harts` : 'hart 0']];
+    for (let h = 0; harts > 1 && h < harts; h++) hartOpts.push([String(h), `hart ${h}`]);
+    const [mLabel, mSel] = select('metric', 'Metric', metrics, state.metric);
+    const [pLabel, pSel] = select('priv', 'Frames', [['all', 'user and kernel'], ['user', 'user only'],
+      ['kernel', 'kernel only']], state.priv);
+    const [hLabel, hSel] = select('hart', 'Hart', hartOpts, state.hart);
+    if (harts <= 1) hSel.disabled = true;
+    const search = el('input', { id: 'search', type: 'search', placeholder: 'function name',
+      'aria-label': 'search functions (substring)' });
+    const reset = el('button', { type: 'button', id: 'reset-zoom' }, 'Reset zoom');
+    const clear = el('button', { type: 'button', id: 'clear-search' }, 'Clear search');
+    const details = el('div', { id: 'details', class: 'details', 'aria-live': 'polite' }, '\u00a0');
+    const flameNote = el('div', { id: 'flame-note' });
+    const container = el('div', { id: 'flame', class: 'flame' });
+    const tableBox = el('section', { id: 'top', class: 'card' });
+
+    setSearch = (term) => {
+      state.term = term;
+      search.value = term;
+      if (!chart) return;
+      if (term) chart.search(term);
+      else chart.clear();
+    };
+    const redraw = () => {
+      drawFlame(container, details, flameNote);
+      drawTable(tableBox);
+      exports.replaceWith(exports = exportsBox());
+    };
+    mSel.addEventListener('change', () => { state.metric = mSel.value; redraw(); });
+    pSel.addEventListener('change', () => { state.priv = pSel.value; drawFlame(container, details, flameNote); });
+    hSel.addEventListener('change', () => { state.hart = hSel.value; drawFlame(container, details, flameNote); });
+    search.addEventListener('input', () => setSearch(search.value.trim()));
+    reset.addEventListener('click', () => chart && chart.resetZoom());
+    clear.addEventListener('click', () => setSearch(''));
+
+    exports = exportsBox();
+    info.replaceChildren(
+      el('section', { class: 'card' }, el('h2', {}, 'Summary'), summary(job, trace)),
+      el('section', { class: 'card flame-card' },
+        el('h2', {}, 'Flame graph'),
+        el('div', { class: 'controls' }, mLabel, mSel, pLabel, pSel, hLabel, hSel, search, clear, reset),
+        legend(), flameNote, details, container,
+        el('p', { class: 'muted' }, 'Click a frame to zoom into it; hover for exact counts.')),
+      tableBox, exports);
+    drawFlame(container, details, flameNote);
+    drawTable(tableBox);
+  }
+
+  let resizeTimer = null;
+  function onResize() {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => {
+      const c = document.getElementById('flame');
+      if (chart && c) {
+        chart.width(c.clientWidth);
+        chart.update();
+      }
+    }, 200);
+  }
+  window.addEventListener('resize', onResize);
+
+  async function load() {
+    try {
+      job = await getJSON(`/api/v1/jobs/${id}`);
+      if (!trace) trace = await getJSON(`/api/v1/traces/${job.trace}`).catch(() => null);
+    } catch (e) {
+      note.replaceChildren(message(e.message));
+      return;
+    }
+    if (gone) return;
+    head.textContent = `Job ${id}` + (trace ? `: ${trace.name}` : '');
+    document.title = `oobprof: job ${id}`;
+    if (job.state === 'queued' || job.state === 'running') {
+      const p = job.progress || {};
+      note.replaceChildren(el('p', {}, `${job.state}: `,
+        progressBar(p.fraction || 0, 'job progress'), ` ${num(p.instructions)} instructions`));
+      timer = setTimeout(load, 700);
+      return;
+    }
+    if (job.state !== 'done') {
+      note.replaceChildren(message(`job ${job.state}` + (job.error ? `: ${job.error.message}` : '')));
+      return;
+    }
+    note.replaceChildren();
+    renderResult();
+  }
+  load();
+
+  return () => {
+    gone = true;
+    clearTimeout(timer);
+    window.removeEventListener('resize', onResize);
+    if (tip) tip.hide();
+    if (chart) chart.destroy();
+  };
+}

@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""export-check.py: an independent reader of oobprof's exports, for the tests.
+
+    export-check.py speedscope|perfetto|pprof|folded FILE TOP.json METRIC [--min-ns N]
+    export-check.py schema FILE SCHEMA.json
+    export-check.py pprof-top PPROF_TOP.txt TOP.json METRIC
+
+Reads FILE with nothing but the standard library (gzip, json, a protobuf
+varint decoder written here), rebuilds per-function self and total weights
+from it (totals count recursion once, as `oobprof top` does), and compares
+them with the rows of `oobprof top --json --metric METRIC` (TOP.json).
+Functions that share a name are merged on both sides; their totals are
+compared only where a name is unique (a merged total would count overlaps).
+Time-keeping formats are also checked for proper nesting per hart/thread.
+
+Prints "ok: ..." and exits 0, or prints what differs and exits 1.
+"""
+import decimal
+import gzip
+import json
+import sys
+from collections import defaultdict
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+class Weights:
+    """Self and total per function name, from intervals or stacks."""
+
+    def __init__(self):
+        self.self = defaultdict(int)
+        self.total = defaultdict(int)
+
+    def stack(self, names, w):
+        """One stack (root first) with weight w."""
+        if not names:
+            return
+        self.self[names[-1]] += w
+        for n in set(names):
+            self.total[n] += w
+
+
+def replay_intervals(events, where, w):
+    """events: (kind 'O'/'C', name, t) in file order; checks nesting."""
+    stack, last = [], None
+    for kind, name, t in events:
+        if last is not None and t < last:
+            fail(f"{where}: time goes back ({t} after {last})")
+        if stack:
+            w.stack([s[0] for s in stack], t - last)
+        last = t
+        if kind == "O":
+            stack.append((name, t))
+        else:
+            if not stack or stack[-1][0] != name:
+                fail(f"{where}: close of {name!r} at {t} does not match the top "
+                     f"({stack[-1][0] if stack else 'empty stack'!r})")
+            stack.pop()
+    if stack:
+        fail(f"{where}: {len(stack)} frames left open")
+
+
+def read_speedscope(path, metric):
+    ss = json.load(open(path))
+    frames = [f["name"] for f in ss["shared"]["frames"]]
+    w = Weights()
+    profiles = ss["profiles"]
+    if not profiles:
+        fail("speedscope: no profiles")
+    if profiles[0]["type"] == "sampled":
+        chosen = [p for p in profiles if p["name"] == metric]
+        if len(chosen) != 1:
+            fail(f"speedscope: no sampled profile named {metric}")
+        p = chosen[0]
+        if len(p["samples"]) != len(p["weights"]):
+            fail("speedscope: samples and weights differ in length")
+        for s, wt in zip(p["samples"], p["weights"]):
+            w.stack([frames[i] for i in s], wt)
+        if p["endValue"] - p["startValue"] != sum(p["weights"]):
+            fail("speedscope: endValue - startValue is not the sum of weights")
+        return w, "sampled"
+    for p in profiles:
+        if p["type"] != "evented":
+            fail("speedscope: evented and sampled profiles mixed")
+        ev = [(e["type"], frames[e["frame"]], e["at"]) for e in p["events"]]
+        for e in p["events"]:
+            if not isinstance(e["at"], int):
+                fail("speedscope: a non-integer time")
+        if ev and (ev[0][2] < p["startValue"] or ev[-1][2] > p["endValue"]):
+            fail(f"{p['name']}: events outside startValue..endValue")
+        replay_intervals(ev, p["name"], w)
+    return w, "evented"
+
+
+def read_perfetto(path, min_ns):
+    doc = json.load(open(path), parse_float=decimal.Decimal)
+    if "displayTimeUnit" in doc:
+        fail("perfetto: displayTimeUnit present")
+    per_tid = defaultdict(list)
+    names = {}
+    for e in doc["traceEvents"]:
+        if e["ph"] == "M":
+            if e["name"] == "thread_name":
+                names[e["tid"]] = e["args"]["name"]
+            continue
+        if e["ph"] not in ("B", "E"):
+            fail(f"perfetto: unexpected phase {e['ph']}")
+        ts = decimal.Decimal(e["ts"]) * 1000
+        if ts != ts.to_integral_value():
+            fail(f"perfetto: ts {e['ts']} is not a whole number of ns")
+        per_tid[(e["pid"], e["tid"])].append(("O" if e["ph"] == "B" else "C", e["name"], int(ts)))
+    w = Weights()
+    shortest = None
+    for key, ev in per_tid.items():
+        if key[1] not in names:
+            fail(f"perfetto: tid {key[1]} has no thread_name")
+        replay_intervals(ev, f"tid {key[1]}", w)
+        opens = []
+        for kind, _, t in ev:
+            if kind == "O":
+                opens.append(t)
+            else:
+                d = t - opens.pop()
+                shortest = d if shortest is None else min(shortest, d)
+    if shortest is not None and shortest < max(min_ns, 1):
+        fail(f"perfetto: a slice of {shortest} ns (minimum {max(min_ns, 1)})")
+    return w, len(per_tid)
+
+
+# ---- protobuf, just enough for profile.proto ----
+
+def varint(b, i):
+    v = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        shift += 7
+        if not c & 0x80:
+            return v, i
+
+
+def fields(b):
+    i, out = 0, []
+    while i < len(b):
+        key, i = varint(b, i)
+        f, wt = key >> 3, key & 7
+        if wt == 0:
+            v, i = varint(b, i)
+        elif wt == 2:
+            n, i = varint(b, i)
+            v, i = b[i:i + n], i + n
+        else:
+            fail(f"pprof: wire type {wt}")
+        out.append((f, wt, v))
+    return out
+
+
+def packed(v, wt):
+    if wt == 0:
+        return [v]
+    out, i = [], 0
+    while i < len(v):
+        x, i = varint(v, i)
+        out.append(x)
+    return out
+
+
+def read_pprof(path, metric):
+    raw = gzip.open(path).read()
+    strings, samples, locs, funcs, types = [], [], {}, {}, []
+    default = None
+    for f, wt, v in fields(raw):
+        if f == 6:
+            strings.append(v.decode())
+        elif f == 1:
+            d = dict((g, x) for g, _, x in fields(v))
+            types.append(d.get(1, 0))
+        elif f == 2:
+            ids, vals = [], []
+            for g, w2, x in fields(v):
+                if g == 1:
+                    ids += packed(x, w2)
+                elif g == 2:
+                    vals += packed(x, w2)
+            samples.append((ids, vals))
+        elif f == 4:
+            d = fields(v)
+            lid = [x for g, _, x in d if g == 1][0]
+            lines = [dict((g, y) for g, _, y in fields(x)) for g, _, x in d if g == 4]
+            locs[lid] = lines[0][1]
+        elif f == 5:
+            d = dict((g, x) for g, _, x in fields(v))
+            funcs[d[1]] = d.get(2, 0)
+        elif f == 14:
+            default = v
+    if not strings or strings[0] != "":
+        fail("pprof: string_table[0] is not empty")
+    if 0 in locs or 0 in funcs:
+        fail("pprof: an id 0")
+    tnames = [strings[t] for t in types]
+    if metric not in tnames:
+        fail(f"pprof: no sample type {metric} (has {tnames})")
+    if default is not None and strings[default] not in tnames:
+        fail("pprof: default_sample_type names no sample type")
+    k = tnames.index(metric)
+    w = Weights()
+    for ids, vals in samples:
+        if len(vals) != len(tnames):
+            fail("pprof: a sample with the wrong number of values")
+        names = [strings[funcs[locs[i]]] for i in reversed(ids)]  # leaf first in the file
+        w.stack(names, vals[k])
+    return w, strings[default] if default is not None else None
+
+
+def read_folded(path):
+    w = Weights()
+    for line in open(path):
+        stack, _, n = line.rstrip("\n").rpartition(" ")
+        w.stack(stack.split(";"), int(n))
+    return w
+
+
+def compare(w, top_path, metric, totals=True, extra_ok=()):
+    top = json.load(open(top_path))
+    want_self, want_total, count = defaultdict(int), {}, defaultdict(int)
+    for f in top["functions"]:
+        want_self[f["name"]] += f["self_" + metric] if metric != "calls" else f["calls"]
+        want_total[f["name"]] = f["total_" + metric] if metric != "calls" else None
+        count[f["name"]] += 1
+    bad = []
+    for n in set(want_self) | set(w.self):
+        if n in extra_ok and n not in want_self:
+            continue
+        if w.self.get(n, 0) != want_self.get(n, 0):
+            bad.append(f"{n}: self {w.self.get(n, 0)} != {want_self.get(n, 0)}")
+        if totals and count.get(n) == 1 and want_total[n] is not None and \
+                w.total.get(n, 0) != want_total[n]:
+            bad.append(f"{n}: total {w.total.get(n, 0)} != {want_total[n]}")
+    if bad:
+        for b in sorted(bad)[:20]:
+            print("  " + b)
+        fail(f"{len(bad)} of {len(want_self)} functions differ")
+    return len(want_self)
+
+
+def pprof_top(path, top_path, metric):
+    """The text of `go tool pprof -top` against oobprof top's rows."""
+    rows, seen = {}, False
+    for line in open(path):
+        f = line.split()
+        if len(f) == 5 and f[0] == "flat" and f[3] == "cum":
+            seen = True
+            continue
+        if seen and len(f) >= 6:
+            name = line.split(None, 5)[5].strip()
+            if name in rows:
+                rows[name] = None  # pprof lists it twice: not comparable
+            else:
+                rows[name] = (int(f[0]), int(f[3]))
+    if not seen:
+        fail("pprof -top: no table in its output")
+    top = json.load(open(top_path))
+    count = defaultdict(int)
+    for f in top["functions"]:
+        count[f["name"]] += 1
+    bad, n = [], 0
+    for f in top["functions"]:
+        if count[f["name"]] != 1 or rows.get(f["name"]) is None:
+            continue
+        flat, cum = rows[f["name"]]
+        want_flat = f["calls"] if metric == "calls" else f["self_" + metric]
+        if flat != want_flat or (metric != "calls" and cum != f["total_" + metric]):
+            bad.append(f"{f['name']}: pprof {flat} {cum}, oobprof {want_flat} "
+                       f"{f.get('total_' + metric)}")
+        n += 1
+    missing = [f["name"] for f in top["functions"]
+               if count[f["name"]] == 1 and f["name"] not in rows and
+               (f["calls"] if metric == "calls" else f["self_" + metric])]
+    if bad or missing:
+        for b in bad[:20]:
+            print("  " + b)
+        fail(f"{len(bad)} functions differ, {len(missing)} missing ({missing[:5]})")
+    return n
+
+
+def schema(path, schema_path):
+    try:
+        import jsonschema
+    except ImportError:
+        print("SKIP: python3-jsonschema is not installed")
+        sys.exit(77)
+    s = json.load(open(schema_path))
+    jsonschema.validate(json.load(open(path)), s)
+
+
+def main():
+    a = sys.argv[1:]
+    if a[0] == "pprof-top":
+        n = pprof_top(a[1], a[2], a[3])
+        print(f"ok: {n} functions as go tool pprof -top prints them")
+        return
+    if a[0] == "schema":
+        schema(a[1], a[2])
+        print("ok: valid")
+        return
+    fmt, path, top, metric = a[0], a[1], a[2], a[3]
+    min_ns = int(a[a.index("--min-ns") + 1]) if "--min-ns" in a else 0
+    if fmt == "speedscope":
+        w, form = read_speedscope(path, metric)
+        n = compare(w, top, metric, extra_ok=("[unknown]",))
+        print(f"ok: {form}, {n} functions")
+    elif fmt == "perfetto":
+        w, ntid = read_perfetto(path, min_ns)
+        if min_ns == 0:
+            n = compare(w, top, metric)
+            print(f"ok: {ntid} threads, {n} functions")
+        else:
+            print(f"ok: {ntid} threads, nested, no slice under {min_ns} ns")
+    elif fmt == "pprof":
+        w, default = read_pprof(path, metric)
+        n = compare(w, top, metric, extra_ok=("[unknown]",))
+        print(f"ok: default type {default}, {n} functions")
+    elif fmt == "folded":
+        w = read_folded(path)
+        n = compare(w, top, metric, extra_ok=("[unknown]",))
+        print(f"ok: {n} functions")
+    else:
+        fail("unknown format " + fmt)
+
+
+if __name__ == "__main__":
+    main()
