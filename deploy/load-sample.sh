@@ -26,4 +26,4 @@ bin=$(curl -sf -T "$elf" "$url/api/v1/binaries?name=mixed" | id_of)
 tr=$(curl -sf -T "$trace" "$url/api/v1/traces?name=sample-mixed" | id_of)
 job=$(curl -sf -X POST -H 'Content-Type: application/json' \
 	-d "{\"trace\": $tr, \"binaries\": [$bin]}" "$url/api/v1/jobs" | id_of)
-echo "sample job: $url/#job=$job"
+echo "sample job: $url/#/jobs/$job"
