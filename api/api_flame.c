@@ -24,18 +24,7 @@ int api_flame_parse_priv(const char *s, enum api_priv *out)
 
 const char *api_flame_libtype(unsigned kind)
 {
-	switch (kind) {
-	case PROFILE_FRAME_KERNEL:
-		return "kernel";
-	case PROFILE_FRAME_MARKER:
-		return "marker";
-	case PROFILE_FRAME_PROCESS:
-		return "process";
-	case PROFILE_FRAME_INLINE:
-		return "inline";
-	default:
-		return "user";
-	}
+	return profile_frame_kind_name(kind);
 }
 
 /* Working arrays, one entry per node of the result. */

@@ -319,12 +319,8 @@ static json_t *func_json(const struct profile *p, const struct profile_func *f)
 	return json_pack("{s:s, s:s?, s:s?, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:f}", "name",
 			 fr->name, "binary", fr->binary, "file", fr->file, "line",
 			 (json_int_t)fr->line, "addr", (json_int_t)fr->addr, "kind",
-			 fr->kind == PROFILE_FRAME_KERNEL   ? "kernel"
-			 : fr->kind == PROFILE_FRAME_USER   ? "user"
-			 : fr->kind == PROFILE_FRAME_INLINE ? "inline"
-							    : "marker",
-			 "calls", (json_int_t)f->calls, "self_instructions",
-			 (json_int_t)f->self_insns, "total_instructions",
+			 profile_frame_kind_name(fr->kind), "calls", (json_int_t)f->calls,
+			 "self_instructions", (json_int_t)f->self_insns, "total_instructions",
 			 (json_int_t)f->total_insns, "self_cycles", (json_int_t)f->self_cycles,
 			 "total_cycles", (json_int_t)f->total_cycles, "ipc",
 			 ipc(f->total_insns, f->total_cycles));

@@ -48,18 +48,7 @@ struct pf {
 
 static const char *category(unsigned kind)
 {
-	switch (kind) {
-	case PROFILE_FRAME_KERNEL:
-		return "kernel";
-	case PROFILE_FRAME_MARKER:
-		return "marker";
-	case PROFILE_FRAME_PROCESS:
-		return "process";
-	case PROFILE_FRAME_INLINE:
-		return "inline";
-	default:
-		return "user";
-	}
+	return profile_frame_kind_name(kind);
 }
 
 /* "name":"...","cat":"..." of every frame, escaped once. */

@@ -88,6 +88,22 @@ void profile_set_processes(struct profile *p, const struct profile_process *v, s
 	}
 }
 
+const char *profile_frame_kind_name(unsigned kind)
+{
+	switch (kind) {
+	case PROFILE_FRAME_KERNEL:
+		return "kernel";
+	case PROFILE_FRAME_MARKER:
+		return "marker";
+	case PROFILE_FRAME_PROCESS:
+		return "process";
+	case PROFILE_FRAME_INLINE:
+		return "inline";
+	default:
+		return "user";
+	}
+}
+
 static const char *const metric_names[] = {"instructions", "cycles", "calls"};
 
 int profile_metric_parse(const char *name, enum profile_metric *out)

@@ -89,6 +89,9 @@ const struct profile_stats *profile_stats(const struct profile *p);
 /* 1 if the profile has cycle counts. */
 int profile_has_cycles(const struct profile *p);
 
+/* "user", "kernel", "marker", "process" or "inline". */
+const char *profile_frame_kind_name(unsigned kind);
+
 /* Parses "instructions", "cycles", "calls"; -EINVAL otherwise. */
 int profile_metric_parse(const char *name, enum profile_metric *out);
 const char *profile_metric_name(enum profile_metric m);
