@@ -19,15 +19,9 @@
  *
  * Where the data comes from. folded, pprof and sampled speedscope are made
  * from the stored result (result.h). The time-keeping exports (evented
- * speedscope, perfetto) need the order of every frame open and close,
- * which the result does not keep: the first such request reconstructs the
- * job's trace again with the same inputs and options, recording the stack
- * events (evlog.h), and keeps the log and the profile of that run beside the
- * result (results/<id>/events.evl, events-profile.json) for the next
- * requests. Those re-runs are serialized (one at a time in the server), block
- * only the requesting connection, and record at most API_EXPORT_MAX_EVENTS
- * events (past that, speedscope falls back to samples and perfetto answers
- * 413). A partial result (a stream) is re-run on every request, never cached.
+ * speedscope, perfetto) replay the job's stack events (api_events.h); past
+ * API_EXPORT_MAX_EVENTS of them, speedscope falls back to samples and
+ * perfetto answers 413.
  *
  * Responses are written to an unlinked temporary file under DATA/tmp and
  * sent from it, so a multi-GB export never sits in memory.
@@ -37,9 +31,9 @@
 #ifndef OOB_API_EXPORT_H
 #define OOB_API_EXPORT_H
 
+#include "api_events.h"
 #include "api_routes.h"
 
-#define API_EXPORT_MAX_EVENTS	     200000000ull
 #define API_EXPORT_SPEEDSCOPE_EVENTS 5000000ull
 
 /* The handler of all four routes; the format is the path's last segment. */

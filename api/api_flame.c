@@ -22,13 +22,58 @@ int api_flame_parse_priv(const char *s, enum api_priv *out)
 	return 0;
 }
 
+/* A process's root frame, or PROFILE_NONE when it is not a process frame of
+ * p (results stored before root frames were). */
+static uint32_t root_frame(const struct profile *p, const struct profile_process *pr)
+{
+	if (pr->frame >= profile_nframes(p) ||
+	    profile_frame(p, pr->frame)->kind != PROFILE_FRAME_PROCESS)
+		return PROFILE_NONE;
+	return pr->frame;
+}
+
+int api_flame_parse_pid(const struct profile *p, const char *s, struct api_flame_opts *o,
+			struct oob_err *e)
+{
+	char *end;
+	errno = 0;
+	long long pid = strtoll(s, &end, 10);
+	if (!*s || *end || errno || pid < -1)
+		return oob_err_set(e, -EINVAL,
+				   "pid \"%.40s\": expected a process id (-1: tasks whose pid is "
+				   "unknown)",
+				   s);
+	if (!profile_nprocesses(p))
+		return oob_err_set(e, -ENOENT, "this profile has no processes");
+	size_t found = 0, rooted = 0;
+	for (size_t k = 0; k < profile_nprocesses(p); k++) {
+		const struct profile_process *pr = profile_process(p, k);
+		if (pr->pid != pid)
+			continue;
+		found++;
+		rooted += root_frame(p, pr) != PROFILE_NONE;
+	}
+	if (!found)
+		return oob_err_set(e, -ENOENT, "no process with pid %lld in this profile", pid);
+	if (rooted < found)
+		return oob_err_set(e, -ENOENT,
+				   "pid %lld: this result was stored without process root frames "
+				   "(by an older oobprofd); run the job again",
+				   pid);
+	o->by_pid = 1;
+	o->pid = pid;
+	return 0;
+}
+
 const char *api_flame_libtype(unsigned kind)
 {
 	return profile_frame_kind_name(kind);
 }
 
-/* Working arrays, one entry per node of the result. */
+/* Working arrays, one entry per node (root: one per frame). */
 struct work {
+	uint8_t *root;	 /* frames whose subtrees count (pid filter), or NULL */
+	uint8_t *inside; /* node lies in such a subtree (or no pid filter) */
 	uint8_t *side;
 	uint32_t *depth;
 	uint64_t *self, *total, *cycles;
@@ -36,12 +81,12 @@ struct work {
 	json_t **obj;
 };
 
-static uint8_t side_of(const struct result *r, const struct work *w, uint32_t i)
+static uint8_t side_of(const struct profile *r, const struct work *w, uint32_t i)
 {
-	const struct profile_node *n = result_node(r, i);
+	const struct profile_node *n = profile_node(r, i);
 	if (i == 0)
 		return SIDE_NONE;
-	switch (result_frame(r, n->frame)->kind) {
+	switch (profile_frame(r, n->frame)->kind) {
 	case PROFILE_FRAME_KERNEL:
 	case PROFILE_FRAME_MARKER:
 		return SIDE_KERNEL;
@@ -58,22 +103,47 @@ static int counts(enum api_priv priv, uint8_t side)
 	       (priv == API_PRIV_KERNEL && side == SIDE_KERNEL);
 }
 
+/* The root frames of the processes o selects, as a per-frame mark (NULL
+ * without a pid filter). Several processes may share a pid (reuse, or -1). */
+static uint8_t *root_frames(const struct profile *p, const struct api_flame_opts *o)
+{
+	if (!o->by_pid)
+		return NULL;
+	uint8_t *m = oob_xcalloc(profile_nframes(p) + 1, 1);
+	for (size_t k = 0; k < profile_nprocesses(p); k++) {
+		const struct profile_process *pr = profile_process(p, k);
+		uint32_t f = root_frame(p, pr);
+		if (pr->pid == o->pid && f != PROFILE_NONE)
+			m[f] = 1;
+	}
+	return m;
+}
+
+static int inside(const struct profile *r, const struct work *w, uint32_t i)
+{
+	const struct profile_node *nd = profile_node(r, i);
+	if (!w->root)
+		return 1;
+	return i && (w->inside[nd->parent] || w->root[nd->frame]);
+}
+
 /* Filtered self weights, then totals by one backwards pass (parents come
  * before children). */
-static void weigh(const struct result *r, const struct api_flame_opts *o, struct work *w)
+static void weigh(const struct profile *r, const struct api_flame_opts *o, struct work *w)
 {
-	size_t n = result_nnodes(r);
+	size_t n = profile_nnodes(r);
 	for (uint32_t i = 0; i < n; i++) {
-		const struct profile_node *nd = result_node(r, i);
+		const struct profile_node *nd = profile_node(r, i);
 		w->side[i] = side_of(r, w, i);
 		w->depth[i] = i ? w->depth[nd->parent] + 1 : 0;
-		int c = counts(o->priv, w->side[i]);
+		w->inside[i] = (uint8_t)inside(r, w, i);
+		int c = w->inside[i] && counts(o->priv, w->side[i]);
 		w->self[i] = c ? profile_node_self(nd, o->metric) : 0;
 		w->cycles[i] = c ? nd->self_cycles : 0;
 		w->total[i] = w->self[i];
 	}
 	for (size_t i = n; i-- > 1;) {
-		uint32_t p = result_node(r, (uint32_t)i)->parent;
+		uint32_t p = profile_node(r, (uint32_t)i)->parent;
 		w->total[p] += w->total[i];
 		w->cycles[p] += w->cycles[i];
 	}
@@ -95,14 +165,14 @@ static int by_total(const void *a, const void *b)
 /* Marks the nodes to show; returns how many weighed nodes were merged. A
  * parent's total is at least its child's and its id smaller, so the first
  * max_nodes in (total desc, id asc) order include every kept node's parent. */
-static size_t choose(const struct result *r, const struct api_flame_opts *o, struct work *w)
+static size_t choose(const struct profile *r, const struct api_flame_opts *o, struct work *w)
 {
-	size_t n = result_nnodes(r), nweighed = 0, nkept = 0;
+	size_t n = profile_nnodes(r), nweighed = 0, nkept = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		int weighed = i == 0 || w->total[i] > 0;
 		nweighed += weighed;
 		w->keep[i] = weighed && w->depth[i] <= API_FLAME_MAX_DEPTH &&
-			     (i == 0 || w->keep[result_node(r, i)->parent]);
+			     (i == 0 || w->keep[profile_node(r, i)->parent]);
 		nkept += w->keep[i];
 	}
 	if (!o->max_nodes || nkept <= o->max_nodes)
@@ -119,16 +189,16 @@ static size_t choose(const struct result *r, const struct api_flame_opts *o, str
 	return nweighed - o->max_nodes;
 }
 
-static json_t *node_json(const struct result *r, const struct work *w, uint32_t i,
+static json_t *node_json(const struct profile *r, const struct work *w, uint32_t i,
 			 const struct api_flame_opts *o)
 {
-	const struct profile_node *nd = result_node(r, i);
+	const struct profile_node *nd = profile_node(r, i);
 	if (i == 0)
 		return json_pack("{s:s, s:I, s:I, s:I, s:I, s:s, s:[]}", "name", "all", "value",
 				 (json_int_t)w->total[0], "self", (json_int_t)w->self[0], "calls",
 				 (json_int_t)nd->calls, "cycles", (json_int_t)w->cycles[0],
 				 "libtype", "root", "children");
-	const struct profile_frame *f = result_frame(r, nd->frame);
+	const struct profile_frame *f = profile_frame(r, nd->frame);
 	json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:s, s:[]}", "name", f->name, "value",
 			      (json_int_t)w->total[i], "self", (json_int_t)w->self[i], "calls",
 			      (json_int_t)nd->calls, "cycles", (json_int_t)w->cycles[i], "libtype",
@@ -143,10 +213,12 @@ static json_t *node_json(const struct result *r, const struct work *w, uint32_t 
 	return j;
 }
 
-json_t *api_flame_build(const struct result *r, const struct api_flame_opts *o)
+json_t *api_flame_build(const struct profile *r, int partial, const struct api_flame_opts *o)
 {
-	size_t n = result_nnodes(r);
+	size_t n = profile_nnodes(r);
 	struct work w = {
+	    .root = root_frames(r, o),
+	    .inside = oob_xcalloc(n, 1),
 	    .side = oob_xcalloc(n, 1),
 	    .depth = oob_xcalloc(n, sizeof(uint32_t)),
 	    .self = oob_xcalloc(n, sizeof(uint64_t)),
@@ -164,14 +236,18 @@ json_t *api_flame_build(const struct result *r, const struct api_flame_opts *o)
 		shown++;
 		if (i)
 			json_array_append_new(
-			    json_object_get(w.obj[result_node(r, i)->parent], "children"),
+			    json_object_get(w.obj[profile_node(r, i)->parent], "children"),
 			    w.obj[i]);
 	}
 	json_t *root = w.obj[0];
 	json_object_set_new(root, "metric", json_string(profile_metric_name(o->metric)));
-	json_object_set_new(root, "partial", json_boolean(result_partial(r)));
+	json_object_set_new(root, "partial", json_boolean(partial));
 	json_object_set_new(root, "nodes", json_integer((json_int_t)shown));
 	json_object_set_new(root, "merged", json_integer((json_int_t)merged));
+	if (o->by_pid)
+		json_object_set_new(root, "pid", json_integer((json_int_t)o->pid));
+	free(w.root);
+	free(w.inside);
 	free(w.side);
 	free(w.depth);
 	free(w.self);

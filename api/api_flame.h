@@ -16,6 +16,9 @@
  * entry count, so value is the number of calls made in that subtree.
  *
  * Filters and bounds:
+ * - pid N: only the subtrees of the root frames of the processes whose pid
+ *   is N (-1: the tasks whose pid is unknown), so the root's value is what
+ *   those processes ran; everything outside them is left out.
  * - priv "user" or "kernel": only the weight of user (resp. kernel and
  *   marker) frames counts; inline frames count as their caller; subtrees
  *   left without weight are dropped.
@@ -25,18 +28,18 @@
  * - depth is bounded at API_FLAME_MAX_DEPTH the same way, so the document
  *   stays printable by recursive JSON writers.
  *
- * Pure function over an immutable result: thread-safe.
+ * Pure function over an immutable profile: thread-safe.
  */
 #ifndef OOB_API_FLAME_H
 #define OOB_API_FLAME_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
 #include "oob_err.h"
 #include "profile.h"
-#include "result.h"
 
 #define API_FLAME_MAX_DEPTH 1024
 
@@ -46,13 +49,24 @@ struct api_flame_opts {
 	enum profile_metric metric;
 	enum api_priv priv;
 	size_t max_nodes; /* 0 = no bound */
+	int by_pid;	  /* 1: only the processes of pid (above) */
+	int64_t pid;
 };
 
 /* Parses "all", "user"/"u", "kernel"/"k"/"supervisor"/"s"; -EINVAL else. */
 int api_flame_parse_priv(const char *s, enum api_priv *out);
 
-/* The flame graph of r (new reference; never NULL). */
-json_t *api_flame_build(const struct result *r, const struct api_flame_opts *o);
+/* Parses a pid ("17", or "-1" for the tasks whose pid is unknown), checks
+ * that p has such a process with a known root frame and sets o->by_pid and
+ * o->pid. -EINVAL for a malformed number; -ENOENT when p has no processes,
+ * none with that pid, or its root frames were not stored (each message says
+ * which). */
+int api_flame_parse_pid(const struct profile *p, const char *s, struct api_flame_opts *o,
+			struct oob_err *e);
+
+/* The flame graph of p (new reference; never NULL); partial is reported as
+ * the document's "partial" flag. */
+json_t *api_flame_build(const struct profile *p, int partial, const struct api_flame_opts *o);
 
 /* libtype of a frame kind, as above. */
 const char *api_flame_libtype(unsigned kind);

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "api_json.h"
+#include "gotrace.h"
 #include "oob_log.h"
 #include "oob_mem.h"
 #include "sym.h"
@@ -21,6 +22,7 @@ struct upload {
 	int64_t trace_id; /* the row of a stream */
 	enum trace_format format;
 	int events;
+	int go; /* format=gotrace */
 	char name[CATALOG_NAME_MAX];
 	uint8_t head[4];
 	size_t nhead;
@@ -49,14 +51,18 @@ static int up_check(struct api_ctx *c, struct http_req *r, struct upload *up, st
 		const char *fmt = http_req_arg(r, "format"), *st = http_req_arg(r, "stream");
 		if (fmt && !strcmp(fmt, "events"))
 			up->events = 1;
+		else if (fmt && !strcmp(fmt, "gotrace"))
+			up->go = 1;
 		else if (fmt && strcmp(fmt, "auto") && trace_format_parse(fmt, &up->format) < 0)
-			return oob_err_set(e, -EINVAL,
-					   "format \"%.40s\": expected auto, events, tracerv-bin, "
-					   "tracerv-text, fireperf, spike, qemu or oobt",
-					   fmt);
+			return oob_err_set(
+			    e, -EINVAL,
+			    "format \"%.40s\": expected auto, events, gotrace, "
+			    "tracerv-bin, tracerv-text, fireperf, spike, qemu or oobt",
+			    fmt);
 		up->stream = st && (!strcmp(st, "1") || !strcmp(st, "true"));
-		if (up->stream && up->events)
-			return oob_err_set(e, -EINVAL, "events files cannot be streamed");
+		if (up->stream && (up->events || up->go))
+			return oob_err_set(e, -EINVAL, "%s files cannot be streamed",
+					   up->go ? "Go trace" : "events");
 	}
 	return 0;
 }
@@ -235,6 +241,27 @@ static int events_inspect(const char *path, struct oob_err *e)
 	return rc;
 }
 
+/* A Go execution trace is parsed whole (gotrace.h), so an accepted one can be
+ * overlaid later. */
+static int gotrace_inspect(const char *path, struct upload *up, struct catalog_trace *t,
+			   struct oob_err *e)
+{
+	struct gotrace *g = gotrace_open(path, NULL, e);
+	if (!g) {
+		scrub(e, path, "body");
+		return oob_err_prefix(e, "Go trace \"%s\"", up->name);
+	}
+	const struct gotrace_info *in = gotrace_info(g);
+	size_t n;
+	gotrace_events(g, &n);
+	snprintf(t->format, sizeof(t->format), "gotrace");
+	snprintf(t->description, sizeof(t->description), "Go 1.%d execution trace: %zu events",
+		 in->version - 1000, n);
+	t->records = n;
+	gotrace_free(g);
+	return 0;
+}
+
 static int trace_inspect(struct api_ctx *c, struct upload *up, struct catalog_trace *t,
 			 struct oob_err *e)
 {
@@ -246,6 +273,9 @@ static int trace_inspect(struct api_ctx *c, struct upload *up, struct catalog_tr
 		snprintf(t->description, sizeof(t->description), "events: JSON Lines");
 		return events_inspect(abs, e);
 	}
+	if (up->go ||
+	    (up->format == TRACE_FMT_AUTO && up->nhead == 4 && !memcmp(up->head, "go 1", 4)))
+		return gotrace_inspect(abs, up, t, e);
 	struct trace_opts o = {.format = up->format};
 	struct trace_reader *tr = trace_open(abs, &o, e);
 	if (!tr) {

@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "api_cache.h"
+#include "api_events.h"
 #include "api_flame.h"
+#include "api_timeline.h"
 #include "api_json.h"
 #include "jobspec.h"
 #include "profile_json.h"
@@ -28,6 +30,23 @@ int api_jobs_create_begin(struct api_ctx *c, struct http_req *r, struct api_req 
 	return HTTP_BODY_BUFFER;
 }
 
+/* A side input (events, Go trace) must be an upload of that format. */
+static int check_side(struct api_ctx *c, int64_t id, const char *key, const char *format,
+		      struct oob_err *e)
+{
+	struct catalog_trace t;
+	if (!id)
+		return 0;
+	if (catalog_trace_get(c->cat, id, &t, e) < 0)
+		return oob_err_prefix(e, "%s", key);
+	if (strcmp(t.format, format) != 0)
+		return oob_err_set(e, -EINVAL,
+				   "%s: upload %lld is a %s trace, not a %s file (upload it with "
+				   "format=%s)",
+				   key, (long long)t.id, t.format, format, format);
+	return 0;
+}
+
 /* The ids a spec names must exist, and be usable for what they are used. */
 static int check_refs(struct api_ctx *c, const struct jobspec *s, struct oob_err *e)
 {
@@ -39,18 +58,12 @@ static int check_refs(struct api_ctx *c, const struct jobspec *s, struct oob_err
 	if (!strcmp(t.state, "invalid"))
 		return oob_err_set(e, -EINVAL, "trace %lld is invalid: %s", (long long)t.id,
 				   t.error);
-	if (!strcmp(t.format, "events"))
-		return oob_err_set(e, -EINVAL, "trace %lld is an events file, not a trace",
-				   (long long)t.id);
-	if (s->events) {
-		if ((rc = catalog_trace_get(c->cat, s->events, &t, e)) < 0)
-			return oob_err_prefix(e, "events");
-		if (strcmp(t.format, "events") != 0)
-			return oob_err_set(e, -EINVAL,
-					   "events: upload %lld is a %s trace, not an events file "
-					   "(upload it with format=events)",
-					   (long long)t.id, t.format);
-	}
+	if (!strcmp(t.format, "events") || !strcmp(t.format, "gotrace"))
+		return oob_err_set(e, -EINVAL, "trace %lld is a %s file, not an instruction trace",
+				   (long long)t.id, t.format);
+	if ((rc = check_side(c, s->events, "events", "events", e)) < 0 ||
+	    (rc = check_side(c, s->go_trace, "go_trace", "gotrace", e)) < 0)
+		return rc;
 	for (size_t i = 0; i < s->nbins; i++)
 		if ((rc = catalog_binary_get(c->cat, s->bins[i].id, &b, e)) < 0)
 			return rc;
@@ -188,31 +201,12 @@ int api_jobs_delete(struct api_ctx *c, struct http_req *r, struct api_req *q)
 
 /* ---- results ---- */
 
-/* The job's loaded result, or -EBUSY (409) saying why there is none. The
- * result row comes first: it is the only query on the hot path. */
+/* The job's loaded result, or -EBUSY (409) saying why there is none. */
 static struct api_cache_ref *job_result(struct api_ctx *c, int64_t id, const struct result **res,
 					struct oob_err *e)
 {
 	struct catalog_result row;
-	char abs[1400];
-	if (catalog_result_get(c->cat, id, &row, NULL) == 0) {
-		store_abspath(c->store, row.profile, abs, sizeof(abs));
-		return api_cache_get(c->cache, id, abs, res, e);
-	}
-	struct catalog_job *j = malloc(sizeof(*j));
-	if (!j) {
-		oob_err_set(e, -ENOMEM, "out of memory");
-		return NULL;
-	}
-	if (catalog_job_get(c->cat, id, j, e) == 0) {
-		if (!strcmp(j->state, "failed"))
-			oob_err_set(e, -EBUSY, "job %lld failed: %s", (long long)id, j->error);
-		else
-			oob_err_set(e, -EBUSY, "job %lld is %s: no result yet", (long long)id,
-				    j->state);
-	}
-	free(j);
-	return NULL;
+	return api_job_result(c, id, &row, res, e);
 }
 
 static int metric_arg(struct http_req *r, const struct result *res, enum profile_metric *m,
@@ -240,11 +234,6 @@ static int hart_arg(struct http_req *r, const struct result *res, struct oob_err
 	if (hart >= harts)
 		return oob_err_set(e, -EINVAL, "hart %llu: this profile has %u hart(s)",
 				   (unsigned long long)hart, harts);
-	if (harts > 1)
-		return oob_err_set(e, -ENOENT,
-				   "per-hart flame graphs are not built yet (this profile merges "
-				   "%u harts)",
-				   harts);
 	return 0;
 }
 
@@ -252,7 +241,7 @@ static int flame_opts(struct http_req *r, const struct result *res, struct api_f
 		      struct oob_err *e)
 {
 	uint64_t max = 0;
-	const char *priv = http_req_arg(r, "priv");
+	const char *priv = http_req_arg(r, "priv"), *pid = http_req_arg(r, "pid");
 	memset(o, 0, sizeof(*o));
 	if (metric_arg(r, res, &o->metric, e) < 0 || hart_arg(r, res, e) < 0 ||
 	    api_arg_uint("max_nodes", http_req_arg(r, "max_nodes"), 0, 100000000, &max, e) < 0)
@@ -260,8 +249,8 @@ static int flame_opts(struct http_req *r, const struct result *res, struct api_f
 	if (priv && api_flame_parse_priv(priv, &o->priv) < 0)
 		return oob_err_set(e, -EINVAL, "priv \"%.40s\": expected all, user or kernel",
 				   priv);
-	if (http_req_arg(r, "pid"))
-		return oob_err_set(e, -ENOENT, "per-process flame graphs (pid=) are not built yet");
+	if (pid && api_flame_parse_pid(result_profile(res), pid, o, e) < 0)
+		return e->code;
 	o->max_nodes = (size_t)max;
 	return 0;
 }
@@ -280,10 +269,15 @@ int api_jobs_flamegraph(struct api_ctx *c, struct http_req *r, struct api_req *q
 		refuse(r, &e);
 		goto out;
 	}
-	snprintf(key, sizeof(key), "flame m=%d p=%d n=%zu", (int)o.metric, (int)o.priv,
-		 o.max_nodes);
+	/* A window, or one hart of several: cut from the stack events. */
+	if (api_timeline_windowed(r) || (http_req_arg(r, "hart") && result_stats(res)->harts > 1)) {
+		api_timeline_flamegraph(c, r, q->id, &o);
+		goto out;
+	}
+	snprintf(key, sizeof(key), "flame m=%d p=%d n=%zu by_pid=%d pid=%lld", (int)o.metric,
+		 (int)o.priv, o.max_nodes, o.by_pid, (long long)o.pid);
 	if (!(body = api_cache_rendered(c->cache, ref, key, &len))) {
-		json_t *j = api_flame_build(res, &o);
+		json_t *j = api_flame_build(result_profile(res), result_partial(res), &o);
 		body = json_dumps(j, JSON_COMPACT);
 		json_decref(j);
 		len = body ? strlen(body) : 0;
@@ -381,21 +375,5 @@ int api_jobs_processes(struct api_ctx *c, struct http_req *r, struct api_req *q)
 	json_object_set_new(j, "partial", json_boolean(result_partial(res)));
 	http_respond_json(r, 200, j);
 	api_cache_put(c->cache, ref);
-	return HTTP_BODY_NONE;
-}
-
-int api_jobs_not_built(struct api_ctx *c, struct http_req *r, struct api_req *q)
-{
-	const char *path = http_req_path(r), *what = "this view";
-	struct catalog_job *j = malloc(sizeof(*j));
-	struct oob_err e = {0};
-	if (!j || catalog_job_get(c->cat, q->id, j, &e) < 0) {
-		free(j);
-		return refuse(r, &e);
-	}
-	free(j);
-	if (strstr(path, "/timeline"))
-		what = "the timeline";
-	http_respond_error(r, 404, "not_built", "%s is not built yet in this oobprofd", what);
 	return HTTP_BODY_NONE;
 }

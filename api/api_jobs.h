@@ -4,10 +4,8 @@
  * the views of a job's result: flame graph (api_flame.h), folded stacks and
  * the per-function table. Results come from the result files through the
  * shared api_cache. A job without a result answers 409 saying why (queued,
- * running, failed with its message, cancelled).
- *
- * Routes of features that DESIGN.md describes but that are not built yet
- * (the timeline) answer 404 naming the missing feature.
+ * running, failed with its message, cancelled). Windowed and per-hart
+ * flame graphs are cut from the stack events (api_timeline.h).
  */
 #ifndef OOB_API_JOBS_H
 #define OOB_API_JOBS_H
@@ -23,6 +21,5 @@ int api_jobs_flamegraph(struct api_ctx *c, struct http_req *r, struct api_req *q
 int api_jobs_folded(struct api_ctx *c, struct http_req *r, struct api_req *q);
 int api_jobs_top(struct api_ctx *c, struct http_req *r, struct api_req *q);
 int api_jobs_processes(struct api_ctx *c, struct http_req *r, struct api_req *q);
-int api_jobs_not_built(struct api_ctx *c, struct http_req *r, struct api_req *q);
 
 #endif

@@ -12,6 +12,7 @@
 #include "api_export.h"
 #include "api_inputs.h"
 #include "api_jobs.h"
+#include "api_timeline.h"
 #include "api_static.h"
 #include "oob_log.h"
 #include "oob_mem.h"
@@ -51,7 +52,7 @@ static const struct api_route routes[] = {
     READ("/api/v1/jobs/{id}/folded", api_jobs_folded),
     READ("/api/v1/jobs/{id}/top", api_jobs_top),
     READ("/api/v1/jobs/{id}/processes", api_jobs_processes),
-    READ("/api/v1/jobs/{id}/timeline", api_jobs_not_built),
+    READ("/api/v1/jobs/{id}/timeline", api_jobs_timeline),
     READ("/api/v1/jobs/{id}/export/speedscope", api_export_get),
     READ("/api/v1/jobs/{id}/export/perfetto", api_export_get),
     READ("/api/v1/jobs/{id}/export/pprof", api_export_get),

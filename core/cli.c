@@ -25,6 +25,9 @@
 #include "profile.h"
 #include "profile_json.h"
 #include "recon.h"
+#include "timeline.h"
+#include "timeline_go.h"
+#include "timeline_json.h"
 #include "trace.h"
 #include "trace_write.h"
 
@@ -42,11 +45,19 @@ struct cli {
 	struct export_opts ex;
 	uint64_t max_events;
 	const char *name;
+	/* fold, top: a time window; timeline: the window and its tracks */
+	int windowed;
+	struct timeline_opts win;
+	unsigned tracks;
+	const char *gotrace;
+	int have_go_clock;
+	double go_hz, go_offset;
 };
 
 static void usage(FILE *f)
 {
 	fputs("usage: oobprof fold|top|stats|processes [options] TRACE...\n"
+	      "       oobprof timeline [options] [--gotrace F [--go-clock HZ[:OFF]]] TRACE...\n"
 	      "       oobprof convert --to oobt|tracerv-bin TRACE -o OUT\n"
 	      "       oobprof export --to speedscope|perfetto|pprof|folded [options] TRACE... -o "
 	      "OUT\n"
@@ -66,6 +77,14 @@ static void usage(FILE *f)
 	      "  --tracerv-words N     TracerV binary: 64-bit words per record\n"
 	      "  --tracerv-valid-bit N TracerV binary: valid bit, 40 or 63\n"
 	      "  --max-insns N         stop after N instructions\n"
+	      "  --window FROM:TO      fold, top, timeline: only [FROM, TO) of the trace's time\n"
+	      "                        axis (cycles, else the record index; TO empty: the end)\n"
+	      "timeline options (JSON of per-hart intervals and Go tracks):\n"
+	      "  --min-duration D      merge intervals shorter than D (axis units)\n"
+	      "  --tracks LIST         harts,goroutines,procs,threads,gc (default: all)\n"
+	      "  --gotrace F           a Go execution trace of the same run\n"
+	      "  --go-clock HZ[:OFF]   its clock: trace time units per second and the trace\n"
+	      "                        time of Go tick 0 (default: fitted, see gotrace --align)\n"
 	      "export options (OUT may be - for stdout):\n"
 	      "  --clock-hz HZ         speedscope, perfetto: cycles per second; times in ns\n"
 	      "  --min-duration NS     perfetto: leave out frames shorter than NS ns (without\n"
@@ -129,6 +148,10 @@ enum {
 	OPT_MAX_EVENTS,
 	OPT_SAMPLED,
 	OPT_NAME,
+	OPT_WINDOW,
+	OPT_TRACKS,
+	OPT_GOTRACE,
+	OPT_GOCLOCK,
 };
 
 static const struct option long_opts[] = {
@@ -152,6 +175,10 @@ static const struct option long_opts[] = {
     {"max-events", required_argument, NULL, OPT_MAX_EVENTS},
     {"sampled", no_argument, NULL, OPT_SAMPLED},
     {"name", required_argument, NULL, OPT_NAME},
+    {"window", required_argument, NULL, OPT_WINDOW},
+    {"tracks", required_argument, NULL, OPT_TRACKS},
+    {"gotrace", required_argument, NULL, OPT_GOTRACE},
+    {"go-clock", required_argument, NULL, OPT_GOCLOCK},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -169,6 +196,51 @@ static int parse_number_opt(const char *name, const char *val, unsigned max, uns
 		return bad_value(name, val);
 	*out = (unsigned)v;
 	return 0;
+}
+
+/* "A:B" into two numbers (B may be empty: 0); "HZ[:OFF]" likewise. */
+static int parse_pair(const char *opt, char *val, int (*num)(const char *, void *), void *a,
+		      void *b)
+{
+	char *colon = strchr(val, ':');
+	if (colon)
+		*colon = '\0';
+	int bad = num(val, a) < 0 || (colon && colon[1] && num(colon + 1, b) < 0);
+	if (colon)
+		*colon = ':';
+	return bad ? bad_value(opt, val) : 0;
+}
+
+static int u64_num(const char *s, void *out)
+{
+	return parse_u64(s, out);
+}
+
+static int double_num(const char *s, void *out)
+{
+	char *end;
+	*(double *)out = strtod(s, &end);
+	return end == s || *end ? -EINVAL : 0;
+}
+
+static int parse_timeline_opt(struct cli *c, int opt, char *val)
+{
+	struct oob_err err = {0};
+	switch (opt) {
+	case OPT_WINDOW:
+		c->windowed = 1;
+		return parse_pair("--window", val, u64_num, &c->win.from, &c->win.to);
+	case OPT_TRACKS:
+		if (timeline_tracks_parse(val, &c->tracks, &err) < 0)
+			fprintf(stderr, "oobprof: --tracks: %s\n", err.msg);
+		return err.code;
+	case OPT_GOTRACE:
+		c->gotrace = val;
+		return 0;
+	default: /* OPT_GOCLOCK */
+		c->have_go_clock = 1;
+		return parse_pair("--go-clock", val, double_num, &c->go_hz, &c->go_offset);
+	}
 }
 
 static int parse_opt(struct cli *c, int opt, char *val)
@@ -231,6 +303,11 @@ static int parse_opt(struct cli *c, int opt, char *val)
 	case OPT_NAME:
 		c->name = val;
 		return 0;
+	case OPT_WINDOW:
+	case OPT_TRACKS:
+	case OPT_GOTRACE:
+	case OPT_GOCLOCK:
+		return parse_timeline_opt(c, opt, val);
 	case OPT_LOG:
 		if (oob_log_parse_level(val, &lvl) < 0)
 			return bad_value("--log-level", val);
@@ -267,12 +344,37 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	return 0;
 }
 
+/* The profile of --window, cut from the stack events of the run that made p
+ * (replaces p). */
+static struct profile *window_of(struct cli *c, struct profile *p, struct evlog *log,
+				 struct oob_err *err)
+{
+	struct profile *w = NULL;
+	if (evlog_finish(log, err) == 0)
+		timeline_profile(log, p, -1, c->win.from, c->win.to, &w, err);
+	profile_free(p);
+	return w;
+}
+
 static struct profile *reconstruct(struct cli *c, int argc, char **argv)
 {
 	struct profile *p;
 	struct oob_err err = {0};
-	if (recon_run(&c->ro, (const char *const *)argv + optind, (size_t)(argc - optind), &p,
-		      &err) < 0) {
+	struct evlog *log = NULL;
+	if (c->windowed && !c->ro.on_event) {
+		if (!(log = evlog_new(NULL, 0, &err))) {
+			fprintf(stderr, "oobprof: %s\n", err.msg);
+			return NULL;
+		}
+		c->ro.on_event = evlog_record;
+		c->ro.event_ctx = log;
+	}
+	int rc = recon_run(&c->ro, (const char *const *)argv + optind, (size_t)(argc - optind), &p,
+			   &err);
+	if (rc == 0 && log)
+		p = window_of(c, p, log, &err);
+	evlog_free(log);
+	if (rc < 0 || !p) {
 		fprintf(stderr, "oobprof: %s\n", err.msg);
 		return NULL;
 	}
@@ -510,13 +612,72 @@ static int cmd_export(struct cli *c, int argc, char **argv)
 	return rc;
 }
 
+/* The Go trace of --gotrace and its clock; 0, or 1 after printing why. */
+static int go_overlay(struct cli *c, const char *trace, struct gotrace **gt, struct timeline_go *go,
+		      json_t **desc)
+{
+	struct oob_err err = {0};
+	struct timeline_go_req q = {.insn_trace = trace,
+				    .trace = c->ro.trace,
+				    .elfs = c->elfs,
+				    .nelfs = c->nelfs,
+				    .have_hz = c->have_go_clock,
+				    .hz = c->go_hz,
+				    .offset = c->go_offset};
+	if (!(*gt = gotrace_open(c->gotrace, NULL, &err)) ||
+	    timeline_go_clock(*gt, &q, &go->clock, desc, &err) < 0) {
+		fprintf(stderr, "oobprof timeline: %s\n", err.msg);
+		return 1;
+	}
+	go->trace = *gt;
+	go->clock_json = *desc;
+	return 0;
+}
+
+static int cmd_timeline(struct cli *c, int argc, char **argv)
+{
+	struct oob_err err = {0};
+	struct timeline *t = NULL;
+	struct gotrace *gt = NULL;
+	struct timeline_go go = {0};
+	json_t *desc = NULL;
+	struct evlog *log = evlog_new(NULL, 0, &err);
+	c->win.hart = -1;
+	c->win.min_dur = c->ex.min_duration;
+	c->ro.on_event = evlog_record;
+	c->ro.event_ctx = log;
+	c->windowed = 0; /* the run's whole profile; the window cuts intervals */
+	struct profile *p = log ? reconstruct(c, argc, argv) : NULL;
+	int rc = p ? 0 : 1;
+	if (rc == 0 &&
+	    (evlog_finish(log, &err) < 0 || timeline_harts(log, p, &c->win, &t, &err) < 0)) {
+		fprintf(stderr, "oobprof timeline: %s\n", err.msg);
+		rc = 1;
+	}
+	if (rc == 0 && c->gotrace)
+		rc = go_overlay(c, argv[optind], &gt, &go, &desc);
+	if (rc == 0) {
+		json_t *j = timeline_json(t, p, c->gotrace ? &go : NULL, &c->win,
+					  c->tracks ? c->tracks : TIMELINE_T_ALL);
+		rc = json_dumpf(j, stdout, JSON_COMPACT) < 0 || puts("") < 0;
+		json_decref(j);
+	}
+	json_decref(desc);
+	gotrace_free(gt);
+	timeline_free(t);
+	profile_free(p);
+	evlog_free(log);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
 		const char *name;
 		int (*fn)(struct cli *, int, char **);
 	} cmds[] = {{"fold", cmd_fold},		  {"top", cmd_top},	    {"stats", cmd_stats},
-		    {"processes", cmd_processes}, {"convert", cmd_convert}, {"export", cmd_export}};
+		    {"processes", cmd_processes}, {"convert", cmd_convert}, {"export", cmd_export},
+		    {"timeline", cmd_timeline}};
 	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO, .max_events = 5000000};
 	if (argc < 2) {
 		usage(stderr);

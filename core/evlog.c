@@ -13,10 +13,10 @@
 #define BUF_SIZE    (256 * 1024)
 #define HEADER	    32
 #define TRAILER_U64 6
-#define REC_MAX	    (5 * 10) /* five varints of at most 10 bytes */
+#define REC_MAX	    (6 * 10) /* six varints of at most 10 bytes */
 #define MAX_HARTS   65536
 
-static const char magic[8] = "OOBEVL1";
+static const char magic[8] = "OOBEVL2";
 
 struct evlog {
 	int fd;
@@ -26,6 +26,7 @@ struct evlog {
 	int err_code;
 	char err_msg[200];
 	uint64_t max_events, count, seen, body;
+	uint64_t last_seq; /* of the last event kept, all harts */
 	struct evlog_hart *harts;
 	size_t nharts, cap_harts;
 	size_t used;
@@ -180,12 +181,15 @@ void evlog_record(void *ctx, const struct recon_event *ev)
 	if (l->used + REC_MAX > BUF_SIZE)
 		flush_buf(l);
 	uint8_t *p = l->buf + l->used;
-	size_t n = put_varint(p, (uint64_t)ev->hart << 1 | (ev->kind == RECON_EV_CLOSE));
+	size_t n = put_varint(p, (uint64_t)ev->hart << 2 | (uint64_t)(ev->calls != 0) << 1 |
+				     (ev->kind == RECON_EV_CLOSE));
 	n += put_varint(p + n, ev->frame);
 	n += put_varint(p + n, ev->depth);
 	n += put_varint(p + n, ev->insn - h->last_insn);
 	n += put_varint(p + n, zigzag((int64_t)(ev->cycle - h->last_cycle)));
+	n += put_varint(p + n, zigzag((int64_t)(ev->seq - l->last_seq)));
 	l->used += n;
+	l->last_seq = ev->seq;
 	h->last_insn = ev->insn;
 	h->last_cycle = ev->cycle;
 	if (ev->depth > h->max_depth)
@@ -357,6 +361,7 @@ struct rstate {
 struct replay {
 	struct evlog *l;
 	struct rstate *hs;
+	uint64_t seq;	 /* of the last event decoded */
 	uint64_t off;	 /* body offset of buf[0] */
 	size_t pos, len; /* decode position and valid bytes in buf */
 	struct oob_err *err;
@@ -409,24 +414,27 @@ static int nest(struct replay *r, struct rstate *s, const struct recon_event *ev
 static int decode(struct replay *r, int hart, uint32_t nframes, struct recon_event *ev)
 {
 	const uint8_t *p = r->l->buf + r->pos, *end = r->l->buf + r->len;
-	uint64_t at = r->off + r->pos, v[5];
-	for (int i = 0; i < 5; i++)
+	uint64_t at = r->off + r->pos, v[6];
+	for (int i = 0; i < 6; i++)
 		if (get_varint(&p, end, &v[i]) < 0)
 			return bad(r, at, "a cut or overlong number");
 	r->pos = (size_t)(p - r->l->buf);
-	if ((v[0] >> 1) >= r->l->nharts || v[1] > UINT32_MAX || v[2] == 0 || v[2] > UINT32_MAX)
+	if ((v[0] >> 2) >= r->l->nharts || v[1] > UINT32_MAX || v[2] == 0 || v[2] > UINT32_MAX)
 		return bad(r, at, "hart, frame or depth out of range");
 	if (nframes && v[1] >= nframes)
 		return bad(r, at, "a frame id beyond the profile's frames");
-	struct rstate *s = &r->hs[v[0] >> 1];
+	struct rstate *s = &r->hs[v[0] >> 2];
 	ev->kind = (v[0] & 1) ? RECON_EV_CLOSE : RECON_EV_OPEN;
-	ev->hart = (uint16_t)(v[0] >> 1);
+	ev->calls = (v[0] >> 1) & 1;
+	ev->hart = (uint16_t)(v[0] >> 2);
 	ev->frame = (uint32_t)v[1];
 	ev->depth = (uint32_t)v[2];
 	s->insn += v[3];
 	s->cycle += (uint64_t)unzigzag(v[4]);
 	ev->insn = s->insn;
 	ev->cycle = s->cycle;
+	r->seq += (uint64_t)unzigzag(v[5]);
+	ev->seq = r->seq;
 	int rc = nest(r, s, ev, at);
 	if (rc < 0)
 		return rc;

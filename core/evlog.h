@@ -5,18 +5,19 @@
  * exporters replay the log afterwards, once per hart or once for all.
  *
  * Memory stays bounded whatever the trace length: events are varint-coded
- * (deltas per hart; about 5 bytes an event) into a fixed 256 KiB buffer that
+ * (deltas per hart; about 6 bytes an event) into a fixed 256 KiB buffer that
  * is written to a file whenever it fills. Recording never allocates except
  * when a hart shows up for the first time.
  *
  * File layout (all integers little-endian):
  *
- *   header, 32 bytes: "OOBEVL1\0", u64 body bytes, u64 events, u32 harts
+ *   header, 32 bytes: "OOBEVL2\0", u64 body bytes, u64 events, u32 harts
  *                     (highest hart + 1), u32 flags (bit 0: capped)
  *   body:             per event, LEB128 varints:
- *                       (hart << 1) | (kind == CLOSE), frame, depth,
+ *                       (hart << 2) | (calls << 1) | (kind == CLOSE), frame, depth,
  *                       insn - previous insn of that hart,
- *                       zigzag(cycle - previous cycle of that hart)
+ *                       zigzag(cycle - previous cycle of that hart),
+ *                       zigzag(seq - previous seq, all harts)
  *   trailer:          per hart, struct evlog_hart as 6 u64
  *
  * A log read back is checked as it is replayed: every varint in bounds,

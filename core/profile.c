@@ -88,6 +88,11 @@ void profile_set_processes(struct profile *p, const struct profile_process *v, s
 	}
 }
 
+void profile_copy_processes(struct profile *dst, const struct profile *src)
+{
+	profile_set_processes(dst, src->procs, src->nprocs, src->proc_source, src->switches);
+}
+
 const char *profile_frame_kind_name(unsigned kind)
 {
 	switch (kind) {

@@ -135,6 +135,8 @@ uint64_t profile_switches(const struct profile *p);
  * back from storage. */
 void profile_set_processes(struct profile *p, const struct profile_process *v, size_t n,
 			   const char *source, uint64_t switches);
+/* The process list of src, copied into dst (profiles of one run). */
+void profile_copy_processes(struct profile *dst, const struct profile *src);
 
 /* Per-function totals (by frame), the rows of `oobprof top`. Recursion is
  * counted once in totals (a frame's total excludes nested instances). */

@@ -37,22 +37,24 @@ static int process_from_json(struct profile_process *pr, struct profile_exec **e
 {
 	json_int_t pid, ppid, start, end, iu, ik, cu, ck;
 	const char *comm;
-	json_t *ex;
+	json_t *ex, *fr = json_object_get(v, "frame");
 	if (json_unpack(v, "{s:I, s:I, s:s, s:o, s:I, s:I, s:{s:I, s:I}, s:{s:I, s:I}}", "pid",
 			&pid, "ppid", &ppid, "comm", &comm, "exec", &ex, "start_cycle", &start,
 			"end_cycle", &end, "instructions", "user", &iu, "kernel", &ik, "cycles",
 			"user", &cu, "kernel", &ck) < 0 ||
-	    !json_is_array(ex))
+	    !json_is_array(ex) || (fr && !json_is_integer(fr)))
 		return -EINVAL;
-	*pr = (struct profile_process){.pid = pid,
-				       .ppid = ppid,
-				       .comm = comm,
-				       .start = (uint64_t)start,
-				       .end = (uint64_t)end,
-				       .insns_user = (uint64_t)iu,
-				       .insns_kernel = (uint64_t)ik,
-				       .cycles_user = (uint64_t)cu,
-				       .cycles_kernel = (uint64_t)ck};
+	*pr =
+	    (struct profile_process){.pid = pid,
+				     .ppid = ppid,
+				     .comm = comm,
+				     .frame = fr ? (uint32_t)json_integer_value(fr) : PROFILE_NONE,
+				     .start = (uint64_t)start,
+				     .end = (uint64_t)end,
+				     .insns_user = (uint64_t)iu,
+				     .insns_kernel = (uint64_t)ik,
+				     .cycles_user = (uint64_t)cu,
+				     .cycles_kernel = (uint64_t)ck};
 	*execs = oob_xcalloc(json_array_size(ex) + 1, sizeof(**execs));
 	for (size_t e = 0; e < json_array_size(ex); e++) {
 		const char *path;

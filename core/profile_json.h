@@ -19,8 +19,10 @@
  */
 json_t *profile_processes_json(const struct profile *p);
 
-/* Reads that shape back into p (profile_set_processes). -EINVAL naming the
- * first malformed entry; a NULL doc means no processes. */
+/* Reads that shape back into p (profile_set_processes). An optional
+ * "frame" per process (the server's stored results carry it) is its root
+ * frame; without it the frame is PROFILE_NONE. -EINVAL naming the first
+ * malformed entry; a NULL doc means no processes. */
 int profile_processes_from_json(struct profile *p, const json_t *doc, struct oob_err *err);
 
 #endif

@@ -78,6 +78,7 @@ struct recon {
 	struct task **mtasks;	     /* per space id, NULL until used */
 	struct recon_hart *harts;
 	size_t nharts;
+	uint64_t gseq; /* records of all harts before the current batch */
 	struct profile_stats st;
 	uint32_t unknown_frame;
 	const struct trace_batch *b; /* batch being processed */
@@ -135,14 +136,16 @@ static void flush(struct recon *r, struct recon_hart *h, uint32_t i)
 	charge(r, h, h->seq + i, r->b->cycle ? r->b->cycle[i] : h->last_cycle);
 }
 
-static void emit(struct recon *r, struct recon_hart *h, uint8_t kind, uint32_t depth)
+static void emit(struct recon *r, struct recon_hart *h, uint8_t kind, uint32_t depth, int calls)
 {
 	struct recon_event ev = {.kind = kind,
+				 .calls = (uint8_t)calls,
 				 .hart = h->id,
 				 .frame = h->stk->v[depth - 1].frame,
 				 .depth = depth,
 				 .insn = h->last_seq,
-				 .cycle = h->last_cycle};
+				 .cycle = h->last_cycle,
+				 .seq = r->gseq + (h->last_seq - h->seq)};
 	r->opts->on_event(r->opts->event_ctx, &ev);
 }
 
@@ -151,7 +154,7 @@ static void pop_to(struct recon *r, struct recon_hart *h, uint32_t n)
 {
 	if (r->opts->on_event)
 		for (uint32_t d = h->stk->n; d > n; d--)
-			emit(r, h, RECON_EV_CLOSE, d);
+			emit(r, h, RECON_EV_CLOSE, d, 0);
 	stack_truncate(h->stk, n);
 }
 
@@ -168,7 +171,7 @@ static void push(struct recon *r, struct recon_hart *h, uint32_t frame, uint64_t
 	r->cct.v[node].calls += (uint64_t)calls;
 	stack_push(h->stk, frame, node, ret, marker);
 	if (r->opts->on_event)
-		emit(r, h, RECON_EV_OPEN, h->stk->n);
+		emit(r, h, RECON_EV_OPEN, h->stk->n, calls);
 }
 
 /* Replaces the top frame (tail call when entered at its entry). */
@@ -764,7 +767,7 @@ static void emit_all(struct recon *r, struct recon_hart *h, uint8_t kind)
 		return;
 	for (uint32_t d = kind == RECON_EV_OPEN ? 1 : h->stk->n;
 	     kind == RECON_EV_OPEN ? d <= h->stk->n : d > 0; kind == RECON_EV_OPEN ? d++ : d--)
-		emit(r, h, kind, d);
+		emit(r, h, kind, d, 0);
 }
 
 /* The hart runs task key from record i on (a context switch: tp changed). */
@@ -901,6 +904,7 @@ static void batch(struct recon *r, const struct trace_batch *b)
 		s = e;
 	}
 	h->seq += b->n;
+	r->gseq += b->n;
 	if (b->cycle)
 		h->end_cycle = b->cycle[b->n - 1];
 	if (b->priv)

@@ -31,12 +31,16 @@ struct recon_elf {
 enum recon_event_kind { RECON_EV_OPEN = 1, RECON_EV_CLOSE };
 
 struct recon_event {
-	uint8_t kind; /* enum recon_event_kind */
+	uint8_t kind;  /* enum recon_event_kind */
+	uint8_t calls; /* an open that the profile counts as a call (an observed entry,
+			  not a stack restored at a context switch) */
 	uint16_t hart;
 	uint32_t frame; /* frame id, the same as in the resulting profile */
 	uint32_t depth; /* stack depth of this frame, 1 = bottom */
 	uint64_t insn;	/* instructions retired on this hart before the event */
 	uint64_t cycle; /* the hart's cycle count then (0 without cycles) */
+	uint64_t seq;	/* records read before the event, all harts: the time axis of
+			   traces without cycles (the same index goclock aligns to) */
 };
 
 typedef void (*recon_event_fn)(void *ctx, const struct recon_event *ev);

@@ -115,6 +115,19 @@ static int parse_tracerv(const json_t *v, struct trace_tracerv_opts *t, struct o
 	return 0;
 }
 
+/* {"hz": trace time units per second, "offset": trace time of Go tick 0} */
+static int parse_go_clock(const json_t *v, struct jobspec *s, struct oob_err *err)
+{
+	json_t *hz = json_object_get(v, "hz"), *off = json_object_get(v, "offset");
+	if (!json_is_object(v) || !json_is_number(hz) || !(json_number_value(hz) > 0) ||
+	    (off && !json_is_number(off)) || json_object_size(v) != 1u + (off != NULL))
+		return bad(err, "options.go_clock: expected {\"hz\": > 0, \"offset\": number}");
+	s->have_go_clock = 1;
+	s->go_hz = json_number_value(hz);
+	s->go_offset = off ? json_number_value(off) : 0;
+	return 0;
+}
+
 static int parse_option(const char *key, const json_t *x, struct jobspec *s, struct oob_err *err)
 {
 	uint64_t u;
@@ -143,6 +156,8 @@ static int parse_option(const char *key, const json_t *x, struct jobspec *s, str
 		s->hart = (unsigned)u;
 		return 0;
 	}
+	if (!strcmp(key, "go_clock"))
+		return parse_go_clock(x, s, err);
 	if (!strcmp(key, "max_insns") && get_uint(x, 0, INT64_MAX, &u) == 0) {
 		s->max_insns = u;
 		return 0;
@@ -188,9 +203,10 @@ int jobspec_parse(const json_t *j, struct jobspec *s, struct oob_err *err)
 		else if (!strcmp(key, "options"))
 			rc = parse_options(x, s, err);
 		else if (!strcmp(key, "go_trace"))
-			rc = oob_err_set(err, -ENOTSUP,
-					 "job: go_trace: Go execution trace overlays are not built "
-					 "yet");
+			rc = json_is_null(x) ? 0
+			     : get_id(x, &s->go_trace) < 0
+				 ? bad(err, "\"go_trace\" must be the id of a Go trace upload")
+				 : 0;
 		else
 			rc = oob_err_set(err, -EINVAL, "job: unknown key \"%s\"", key);
 		if (rc < 0)
@@ -232,7 +248,12 @@ json_t *jobspec_to_json(const struct jobspec *s)
 	    json_pack("{s:s, s:s, s:b, s:o, s:i, s:I}", "format", trace_format_name(s->format),
 		      "metric", profile_metric_name(s->metric), "inline", s->inline_frames,
 		      "tracerv", tv, "hart", (int)s->hart, "max_insns", (json_int_t)s->max_insns);
+	if (s->have_go_clock)
+		json_object_set_new(
+		    opts, "go_clock",
+		    json_pack("{s:f, s:f}", "hz", s->go_hz, "offset", s->go_offset));
 	json_t *ev = s->events ? json_integer(s->events) : json_null();
-	return json_pack("{s:I, s:o, s:o, s:o}", "trace", (json_int_t)s->trace, "binaries", bins,
-			 "events", ev, "options", opts);
+	json_t *go = s->go_trace ? json_integer(s->go_trace) : json_null();
+	return json_pack("{s:I, s:o, s:o, s:o, s:o}", "trace", (json_int_t)s->trace, "binaries",
+			 bins, "events", ev, "go_trace", go, "options", opts);
 }

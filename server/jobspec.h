@@ -4,10 +4,15 @@
  *
  *   {"trace": 3,
  *    "binaries": [1, {"id": 2, "base": "0x4000000000"}],
- *    "events": 5,
+ *    "events": 5, "go_trace": 6,
  *    "options": {"format": "auto", "metric": "instructions", "inline": false,
  *                "tracerv": {"width": 1, "words": 2, "valid_bit": 63},
- *                "hart": 0, "max_insns": 0}}
+ *                "hart": 0, "max_insns": 0,
+ *                "go_clock": {"hz": 1e9, "offset": 0}}}
+ *
+ * "go_trace" overlays a Go execution trace on the timeline; its clock is
+ * fitted against the instruction trace unless "go_clock" gives it (trace
+ * time units per second, and the trace time of Go tick 0).
  *
  * "binaries" items are ids or {"id", "base"}: base is the run-time address of
  * the binary's lowest PT_LOAD segment (integer or "0x..." string; absent or
@@ -33,7 +38,10 @@
 
 struct jobspec {
 	int64_t trace;
-	int64_t events; /* 0: none */
+	int64_t events;	   /* 0: none */
+	int64_t go_trace;  /* a Go execution trace of the same run; 0: none */
+	int have_go_clock; /* options.go_clock given: */
+	double go_hz, go_offset;
 	size_t nbins;
 	struct catalog_job_binary bins[JOBSPEC_MAX_BINARIES];
 	enum trace_format format;
@@ -44,8 +52,7 @@ struct jobspec {
 	uint64_t max_insns;
 };
 
-/* Parses a request. -EINVAL naming the offending key; -ENOTSUP for features
- * that are described in DESIGN.md but not built yet (go_trace). */
+/* Parses a request. -EINVAL naming the offending key. */
 int jobspec_parse(const json_t *j, struct jobspec *out, struct oob_err *err);
 /* Same from text. */
 int jobspec_parse_text(const char *text, size_t n, struct jobspec *out, struct oob_err *err);

@@ -65,6 +65,17 @@ static json_t *frame_json(const struct profile_frame *f)
 			 (json_int_t)f->line, (int)f->kind, addr);
 }
 
+/* The process list as the API serves it, plus each process's root frame:
+ * the per-process flame graph needs it, the API does not show it. */
+static json_t *processes_json(const struct profile *p)
+{
+	json_t *doc = profile_processes_json(p), *arr = json_object_get(doc, "processes");
+	for (size_t k = 0; k < profile_nprocesses(p) && k < json_array_size(arr); k++)
+		json_object_set_new(json_array_get(arr, k), "frame",
+				    json_integer(profile_process(p, k)->frame));
+	return doc;
+}
+
 char *result_json_from_profile(const struct profile *p, int partial, size_t *len)
 {
 	json_t *frames = json_array(), *nodes = json_array();
@@ -81,7 +92,7 @@ char *result_json_from_profile(const struct profile *p, int partial, size_t *len
 	    json_pack("{s:s, s:i, s:b, s:b, s:o, s:o, s:o, s:o}", "format", "oobprof-profile",
 		      "version", RESULT_VERSION, "partial", partial, "has_cycles",
 		      profile_has_cycles(p), "stats", result_stats_json(profile_stats(p)), "frames",
-		      frames, "nodes", nodes, "processes", profile_processes_json(p));
+		      frames, "nodes", nodes, "processes", processes_json(p));
 	char *text = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
 	if (len)

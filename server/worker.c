@@ -13,6 +13,7 @@
 #include "oob_mem.h"
 #include "recon.h"
 #include "result.h"
+#include "timeline_go.h"
 
 /* Everything one run of one job needs, on the worker's stack. */
 struct run {
@@ -269,11 +270,55 @@ static int trace_complete(struct run *run)
 	       !strcmp(t.state, "ready");
 }
 
+/* The job's Go trace on the instruction trace's axis: its clock model (given
+ * or fitted) goes to results/<id>/go.json, which the timeline reads. A Go
+ * trace that cannot be read fails the job; a fit that does not hold is
+ * stored as such ("ok": false and why), the profile stays good. */
+static int go_overlay(struct run *run, struct oob_err *err)
+{
+	struct catalog_trace t;
+	char abs[1280], rel[128];
+	int rc = catalog_trace_get(run->env->cat, run->spec.go_trace, &t, err);
+	if (rc < 0)
+		return oob_err_prefix(err, "go_trace");
+	store_abspath(run->env->store, t.blob, abs, sizeof(abs));
+	struct gotrace *g = gotrace_open(abs, NULL, err);
+	if (!g)
+		return oob_err_prefix(err, "go_trace %lld", (long long)t.id);
+	struct timeline_go_req q = {.insn_trace = run->trace_path,
+				    .trace = run->opts.trace,
+				    .elfs = run->elfs,
+				    .nelfs = run->spec.nbins,
+				    .have_hz = run->spec.have_go_clock,
+				    .hz = run->spec.go_hz,
+				    .offset = run->spec.go_offset};
+	struct goclock clock;
+	json_t *desc = NULL;
+	struct oob_err why = {0};
+	q.trace.in.more = NULL;
+	if (timeline_go_clock(g, &q, &clock, &desc, &why) < 0 && !desc)
+		desc = json_pack("{s:b, s:s, s:s}", "ok", 0, "source", q.have_hz ? "given" : "fit",
+				 "error", why.msg);
+	gotrace_free(g);
+	if (!json_is_true(json_object_get(desc, "ok")))
+		OOB_INFO("job %lld: the Go trace stays unaligned: %s", (long long)run->ctl->id,
+			 why.msg);
+	char *text = json_dumps(desc, JSON_COMPACT);
+	json_decref(desc);
+	worker_result_rel(run->ctl->id, "go.json", rel, sizeof(rel));
+	rc = text ? store_put_file(run->env->store, rel, text, strlen(text), err)
+		  : oob_err_set(err, -ENOMEM, "go clock: cannot serialize");
+	free(text);
+	return rc;
+}
+
 static int finish(struct run *run, int rc, struct profile *p, struct oob_err *err)
 {
 	struct catalog *cat = run->env->cat;
 	int64_t id = run->ctl->id;
 	struct catalog_result r;
+	if (rc == 0 && run->spec.go_trace)
+		rc = go_overlay(run, err);
 	if (rc == 0) {
 		int partial = profile_stats(p)->partial || !trace_complete(run);
 		rc = write_result(run, p, partial, &r, err);

@@ -1,11 +1,13 @@
 // app.js: the viewer's entry point. Two pages, chosen by the URL's hash:
 //   #/            the dashboard (traces, binaries, jobs, the upload form)
 //   #/jobs/<id>   one job: flame graph, top functions, exports
+//   #/jobs/<id>/timeline   what ran when, per hart and Go P/M/goroutine
 // Each page's render function fills <main> and returns a cleanup function
 // (timers, listeners) called when the page is left.
 import { getJSON, getToken, setToken } from './api.js';
 import { renderDashboard } from './dashboard.js';
 import { renderJob } from './job.js';
+import { renderTimeline } from './timeline.js';
 
 let leave = null;
 
@@ -14,8 +16,9 @@ function route() {
   leave = null;
   const main = document.getElementById('main');
   main.replaceChildren();
-  const m = location.hash.match(/^#\/jobs\/(\d+)/);
-  leave = m ? renderJob(main, Number(m[1])) : renderDashboard(main);
+  const m = location.hash.match(/^#\/jobs\/(\d+)(\/timeline)?/);
+  if (m && m[2]) leave = renderTimeline(main, Number(m[1]));
+  else leave = m ? renderJob(main, Number(m[1])) : renderDashboard(main);
 }
 
 async function showHealth() {

@@ -1,7 +1,9 @@
 // job.js: one job's result. A d3-flame-graph of the calling-context tree
 // (search, click to zoom, reset, a tooltip with the exact counts), the metric
-// and filter switches, the top functions as a sortable table, and the
-// exports (files, or speedscope bundled with the viewer).
+// and filter switches, the process tree (when the trace told processes
+// apart; a click shows one process's flame graph), the top functions as a
+// sortable table, and the exports (files, or speedscope bundled with the
+// viewer).
 //
 // d3-flame-graph 5.0.0's UMD build: the global `flamegraph` is a namespace
 // (flamegraph.default() makes a chart, flamegraph.tooltip has the tooltip);
@@ -84,6 +86,83 @@ function legend() {
     el('li', {}, el('span', { class: 'swatch', style: `background:${HIGHLIGHT}` }), 'search match'));
 }
 
+// ---- the process tree ----
+
+// A process's CPU: user plus kernel, in cycles when the flame graph shows
+// cycles (and the trace has them), else in instructions.
+function processWeight(p, byCycles) {
+  const w = byCycles ? p.cycles : p.instructions;
+  return w ? w.user + w.kernel : 0;
+}
+
+export function processLabel(p) {
+  return p.pid >= 0 ? `${p.comm || '?'} ${p.pid}` : `${p.comm || '?'} (pid unknown)`;
+}
+
+// Children by parent pid. A process whose parent is not in the trace is a
+// root; so is one whose ancestry loops (pid reuse), found as never visited.
+function childrenByParent(procs) {
+  const pids = new Set(procs.filter((p) => p.pid >= 0).map((p) => p.pid));
+  const kids = new Map();
+  const roots = [];
+  for (const p of procs) {
+    if (p.ppid >= 0 && p.ppid !== p.pid && pids.has(p.ppid)) {
+      if (!kids.has(p.ppid)) kids.set(p.ppid, []);
+      kids.get(p.ppid).push(p);
+    } else {
+      roots.push(p);
+    }
+  }
+  return [roots, kids];
+}
+
+// The share as text and as a bar; the exact counts in the title.
+function shareOf(p, total, byCycles) {
+  const w = processWeight(p, byCycles);
+  const unit = byCycles ? 'cycles' : 'instructions';
+  const src = byCycles ? p.cycles : p.instructions;
+  const pct = total ? (100 * w) / total : 0;
+  return el('span', { class: 'proc-share', title: `${num(w)} ${unit}: user ${num(src.user)}, kernel ${num(src.kernel)}` },
+    el('span', { class: 'share-bar', 'aria-hidden': 'true' }, el('span', { style: `width:${pct.toFixed(2)}%` })),
+    el('span', { class: 'share-text' }, percent(w, total)),
+    el('span', { class: 'muted' }, ` ${num(w)} ${byCycles ? 'cycles' : 'instr.'}`));
+}
+
+// Nested lists, each process a row: a show/hide button when it has
+// children, a button that filters the flame graph, its exec paths and its
+// share of all processes. Plain buttons: reachable and usable by keyboard.
+function processTree(procs, byCycles, selected, onPick) {
+  const [roots, kids] = childrenByParent(procs);
+  const total = procs.reduce((a, p) => a + processWeight(p, byCycles), 0);
+  const visited = new Set();
+  const item = (p) => {
+    visited.add(p);
+    const label = processLabel(p);
+    const sub = (p.pid >= 0 ? kids.get(p.pid) || [] : []).filter((c) => !visited.has(c)).map(item);
+    const list = sub.length ? el('ul', {}, sub) : null;
+    const toggle = list ? el('button', {
+      type: 'button', class: 'proc-toggle', 'aria-expanded': 'true', 'aria-label': `children of ${label}`,
+      onclick: (e) => {
+        const open = list.hidden;
+        list.hidden = !open;
+        e.currentTarget.setAttribute('aria-expanded', String(open));
+      },
+    }) : el('span', { class: 'proc-toggle-space' });
+    const pick = el('button', {
+      type: 'button', class: 'link proc-pick', 'aria-pressed': String(selected === p.pid),
+      title: p.pid >= 0 ? `flame graph of ${label} only` : 'flame graph of the tasks whose pid is unknown',
+      onclick: () => onPick(p),
+    }, label);
+    const execs = p.exec && p.exec.length ?
+      el('span', { class: 'proc-exec muted' }, 'exec ', p.exec.map((x) => x.path).join(', ')) : null;
+    return el('li', { 'data-pid': p.pid }, el('div', { class: 'proc-row' }, toggle, pick, execs,
+      shareOf(p, total, byCycles)), list);
+  };
+  const top = roots.map(item);
+  for (const p of procs) if (!visited.has(p)) top.push(item(p));
+  return el('ul', { class: 'proc-tree', 'aria-label': 'processes' }, top);
+}
+
 function select(id, label, options, value) {
   const s = el('select', { id }, options.map(([v, text]) => el('option', { value: v }, text)));
   s.value = value;
@@ -91,7 +170,9 @@ function select(id, label, options, value) {
 }
 
 export function renderJob(main, id) {
-  const state = { metric: 'instructions', priv: 'all', hart: 'all', term: '' };
+  // pid: the process the flame graph is restricted to (null: all), and its
+  // label for the chip that clears the filter.
+  const state = { metric: 'instructions', priv: 'all', hart: 'all', term: '', pid: null, procLabel: '' };
   let gone = false;
   let timer = null;
   let chart = null;
@@ -100,6 +181,8 @@ export function renderJob(main, id) {
   let trace = null;
   let stats = new Map(); // path -> node of the instructions graph (for tooltips)
   let rootValue = 0;
+  let processes = []; // GET .../processes, when the trace told them apart
+  let flameSeq = 0; // the latest flame graph request: older answers are dropped
 
   const head = el('h1', {}, `Job ${id}`);
   const info = el('div', { id: 'job-info' });
@@ -145,6 +228,7 @@ export function renderJob(main, id) {
     const q = (metric) => {
       const p = new URLSearchParams({ metric, priv: state.priv, max_nodes: 4000 });
       if (state.hart !== 'all') p.set('hart', state.hart);
+      if (state.pid !== null) p.set('pid', state.pid);
       return `/api/v1/jobs/${id}/flamegraph?${p}`;
     };
     const shown = await getJSON(q(state.metric));
@@ -154,13 +238,14 @@ export function renderJob(main, id) {
 
   async function drawFlame(container, details, flameNote) {
     let shown, insns;
+    const seq = ++flameSeq; // a process clicked while a graph loads wins
     try {
       [shown, insns] = await fetchGraphs();
     } catch (e) {
-      flameNote.replaceChildren(message(e.message));
+      if (seq === flameSeq) flameNote.replaceChildren(message(e.message));
       return;
     }
-    if (gone) return;
+    if (gone || seq !== flameSeq) return;
     flameNote.replaceChildren();
     stats = indexPaths(insns);
     rootValue = shown.value;
@@ -240,13 +325,35 @@ export function renderJob(main, id) {
       el('p', {},
         el('a', { class: 'button primary', id: 'open-speedscope', target: '_blank', rel: 'noopener',
           href: speedscopeURL(id, trace ? trace.name : `job ${id}`, timeOpts('speedscope')) }, 'Open in speedscope'),
-        ' ', el('span', { class: 'muted' }, 'the speedscope app bundled with this server, offline')),
+        ' ', el('span', { class: 'muted' }, 'the speedscope app bundled with this server, offline'),
+        ' ', el('a', { class: 'button', id: 'open-timeline', href: `#/jobs/${id}/timeline` }, 'Timeline')),
       el('div', { class: 'controls' },
         numberInput('clock-hz', 'clock_hz', 'Clock (Hz)', 'cycles per second: speedscope and Perfetto times in ns (traces with cycles)'),
         numberInput('min-duration', 'min_duration', 'Perfetto: leave out frames under (ns)', 'keeps exports of long traces small')),
       el('ul', { class: 'exports' }, files.map(([f, label, why]) => el('li', {},
         el('a', { class: 'button', 'data-export': f, href: exportURL(id, f, { ...m, ...timeOpts(f), download: 1 }) }, label),
         ' ', el('span', { class: 'muted' }, why)))));
+  }
+
+  // The Processes card: hidden until the job says it has processes.
+  function drawProcesses(box, onPick) {
+    const byCycles = state.metric === 'cycles' && !!(job.summary && job.summary.cycles);
+    box.hidden = !processes.length;
+    if (!processes.length) return;
+    box.replaceChildren(el('h2', {}, 'Processes'),
+      el('p', { class: 'muted' }, `CPU share by ${byCycles ? 'cycles' : 'instructions'} (user + kernel) ` +
+        'of all processes. Click a process to show only its flame graph.'),
+      processTree(processes, byCycles, state.pid, onPick));
+  }
+
+  // The chip that says which process the flame graph shows, and clears it.
+  function drawChip(chip, onClear) {
+    chip.hidden = state.pid === null;
+    chip.replaceChildren();
+    if (state.pid === null) return;
+    chip.append(el('span', { class: 'chip', id: 'proc-chip' }, `process: ${state.procLabel} `,
+      el('button', { type: 'button', class: 'chip-clear', 'aria-label': 'show all processes', title: 'show all processes',
+        onclick: onClear }, '×')));
   }
 
   function renderResult() {
@@ -269,6 +376,8 @@ export function renderJob(main, id) {
     const flameNote = el('div', { id: 'flame-note' });
     const container = el('div', { id: 'flame', class: 'flame' });
     const tableBox = el('section', { id: 'top', class: 'card' });
+    const procBox = el('section', { id: 'processes', class: 'card', hidden: true });
+    const chip = el('div', { id: 'proc-filter', hidden: true, 'aria-live': 'polite' });
 
     setSearch = (term) => {
       state.term = term;
@@ -277,9 +386,19 @@ export function renderJob(main, id) {
       if (term) chart.search(term);
       else chart.clear();
     };
+    // Picking a process (or clearing the chip) refetches the flame graph;
+    // the tree redraws to mark the pressed button.
+    const setProcess = (p) => {
+      state.pid = p ? p.pid : null;
+      state.procLabel = p ? (p.pid >= 0 ? processLabel(p) : 'tasks whose pid is unknown') : '';
+      drawChip(chip, () => setProcess(null));
+      drawProcesses(procBox, setProcess);
+      drawFlame(container, details, flameNote);
+    };
     const redraw = () => {
       drawFlame(container, details, flameNote);
       drawTable(tableBox);
+      drawProcesses(procBox, setProcess);
       exports.replaceWith(exports = exportsBox());
     };
     mSel.addEventListener('change', () => { state.metric = mSel.value; redraw(); });
@@ -292,14 +411,27 @@ export function renderJob(main, id) {
     exports = exportsBox();
     info.replaceChildren(
       el('section', { class: 'card' }, el('h2', {}, 'Summary'), summary(job, trace)),
+      procBox,
       el('section', { class: 'card flame-card' },
         el('h2', {}, 'Flame graph'),
         el('div', { class: 'controls' }, mLabel, mSel, pLabel, pSel, hLabel, hSel, search, clear, reset),
-        legend(), flameNote, details, container,
+        chip, legend(), flameNote, details, container,
         el('p', { class: 'muted' }, 'Click a frame to zoom into it; hover for exact counts.')),
       tableBox, exports);
     drawFlame(container, details, flameNote);
     drawTable(tableBox);
+    loadProcesses(procBox, setProcess);
+  }
+
+  // A job without processes (or an older server) keeps the card hidden.
+  async function loadProcesses(box, onPick) {
+    try {
+      const r = await getJSON(`/api/v1/jobs/${id}/processes`);
+      processes = Array.isArray(r.processes) ? r.processes : [];
+    } catch (_) {
+      processes = [];
+    }
+    if (!gone) drawProcesses(box, onPick);
   }
 
   let resizeTimer = null;

@@ -8,8 +8,8 @@
 // "Unrecognized format" alert).
 import path from 'node:path';
 import {
-  BUILD, CHROMIUM, GEN, Reporter, SRC, check, cliTop, jobFor, loadPlaywright, missing,
-  screenshotPath, sleep, startBrowser, startServer,
+  BUILD, CHROMIUM, GEN, Reporter, SRC, check, cliTop, jobFor, loadPlaywright, missing, runMain,
+  screenshotPath, shutdown, sleep, startBrowser, startServer,
 } from './lib/harness.mjs';
 
 const R = new Reporter('test_speedscope');
@@ -125,10 +125,8 @@ async function main() {
       check(br.blocked.length === 0, `blocked: ${br.blocked.slice(0, 3).join(', ')}`);
     });
   } finally {
-    await br.close();
-    const rc = await srv.stop();
-    if (rc !== 0) R.fail('server exit', `oobprofd exited with ${rc} (see ${srv.dir}/server.log)`);
+    await shutdown(R, br, srv);
   }
 }
 
-main().catch((e) => R.fail('harness', e.stack || e)).finally(() => process.exit(R.failed ? 1 : 0));
+runMain(R, main);

@@ -8,8 +8,8 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  BUILD, CHROMIUM, GEN, OUT, Reporter, SRC, check, cliTop, jobFor, loadPlaywright, missing,
-  screenshotPath, sleep, startBrowser, startServer,
+  BUILD, CHROMIUM, GEN, OUT, Reporter, SRC, check, checkClean, cliTop, jobFor, loadPlaywright,
+  missing, runMain, screenshotPath, shutdown, sleep, startBrowser, startServer,
 } from './lib/harness.mjs';
 
 const SHARED = process.env.OOB_SHARED || path.join(SRC, '../shared');
@@ -288,15 +288,10 @@ async function main() {
     await kernelCase(page, srv);
     await cyclesCase(page, srv);
 
-    await R.run('no page errors, no request left 127.0.0.1', async () => {
-      check(errors.length === 0, `page errors: ${errors.join('; ')}`);
-      check(br.blocked.length === 0, `blocked: ${br.blocked.slice(0, 3).join(', ')}`);
-    });
+    await checkClean(R, br, errors);
   } finally {
-    await br.close();
-    const rc = await srv.stop();
-    if (rc !== 0) R.fail('server exit', `oobprofd exited with ${rc} (see ${srv.dir}/server.log)`);
+    await shutdown(R, br, srv);
   }
 }
 
-main().catch((e) => R.fail('harness', e.stack || e)).finally(() => process.exit(R.failed ? 1 : 0));
+runMain(R, main);

@@ -89,7 +89,8 @@ expect "job: a trace as events" 400 invalid_input POST /api/v1/jobs -d "{\"trace
 expect "job: bad base" 400 invalid_input POST /api/v1/jobs -d "{\"trace\": $TR, \"binaries\": [{\"id\": $BIN, \"base\": \"zz\"}]}"
 expect "job: bad option" 400 invalid_input POST /api/v1/jobs -d "{\"trace\": $TR, \"options\": {\"metric\": \"joules\"}}"
 expect "job: tracerv valid_bit 12" 400 invalid_input POST /api/v1/jobs -d "{\"trace\": $TR, \"options\": {\"tracerv\": {\"valid_bit\": 12}}}"
-expect "job: go_trace (not built)" 415 unsupported POST /api/v1/jobs -d "{\"trace\": $TR, \"go_trace\": 1}"
+expect "job: an instruction trace as go_trace" 400 invalid_input POST /api/v1/jobs -d "{\"trace\": $TR, \"go_trace\": $TR}"
+expect "job: bad go_clock" 400 invalid_input POST /api/v1/jobs -d "{\"trace\": $TR, \"options\": {\"go_clock\": {\"hz\": -1}}}"
 head -c 2000000 /dev/zero | tr '\0' ' ' >"$W/big.json"
 expect "job: 2 MB body" 413 too_large POST /api/v1/jobs --data-binary "@$W/big.json"
 [ "$(curl -s "$SRV_URL/api/v1/jobs" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["jobs"]))')" = 0 ] &&
@@ -106,14 +107,17 @@ expect "id 0" 404 not_found GET /api/v1/jobs/0
 expect "huge id" 404 not_found GET /api/v1/jobs/99999999999999999999999
 expect "unknown route" 404 not_found GET /api/v2/anything
 expect "wrong method" 405 method_not_allowed DELETE /api/v1/traces
-expect "timeline (not built)" 404 "" GET /api/v1/jobs/77/timeline
+expect "timeline of unknown job" 404 not_found GET /api/v1/jobs/77/timeline
 expect "list: bad limit" 400 invalid_input GET "/api/v1/jobs?limit=0"
 
 # ---- result views of a real job: bad parameters ----
 curl -s -d "{\"trace\": $TR, \"binaries\": [$BIN]}" "$SRV_URL/api/v1/jobs" >"$W/job0.json"
 JOB=$(jq_py "$W/job0.json" 'j["id"]')
 wait_job "$JOB" 300 >/dev/null
-expect "not-built view of a real job" 404 not_built GET "/api/v1/jobs/$JOB/timeline"
+expect "timeline: to before from" 400 invalid_input GET "/api/v1/jobs/$JOB/timeline?from=10&to=5"
+expect "timeline: bad tracks" 400 invalid_input GET "/api/v1/jobs/$JOB/timeline?tracks=harts,nope"
+expect "timeline: bad min_duration" 400 invalid_input GET "/api/v1/jobs/$JOB/timeline?min_duration=x"
+expect "flame: window to before from" 400 invalid_input GET "/api/v1/jobs/$JOB/flamegraph?from=9&to=3"
 expect "flame: bad metric" 400 invalid_input GET "/api/v1/jobs/$JOB/flamegraph?metric=joules"
 expect "flame: bad priv" 400 invalid_input GET "/api/v1/jobs/$JOB/flamegraph?priv=hyper"
 expect "flame: negative max_nodes" 400 invalid_input GET "/api/v1/jobs/$JOB/flamegraph?max_nodes=-1"

@@ -34,4 +34,56 @@ ok = code == "200" and partial is False and api == cli and len(cli["processes"])
 print(("PASS" if ok else "FAIL") + ": %s: processes equal the CLI's (%s, %d processes, source %s)"
       % (T, code, len(api.get("processes", [])), api.get("source")))
 PY
+
+# ?pid=N: the flame graph of one process. Its root value must be the weight
+# of the CLI's folded stacks whose first frame is that process's root frame
+# ("<comm> <pid>"; "? [task N]" for the tasks whose pid is unknown), read
+# from the folded text rather than from any JSON.
+"$OOB_BUILDDIR/oobprof" fold --elf "$GEN/vmlinux" --elf "$S/init" --elf "$S/prog" "$LOG" >"$W/cli.folded"
+for pid in $(jq_py "$W/cli.json" '" ".join(sorted({str(p["pid"]) for p in j["processes"]}))'); do
+	code=$(http GET "$SRV_URL/api/v1/jobs/$job/flamegraph?pid=$pid" "$W/flame-$pid.json")
+	echo "$pid $code" >>"$W/pid-codes"
+done
+for q in "pid=424242" "pid=abc"; do
+	code=$(http GET "$SRV_URL/api/v1/jobs/$job/flamegraph?$q" "$W/flame-bad.json")
+	echo "$q $code $(jq_py "$W/flame-bad.json" 'j["error"]["message"]')" >>"$W/bad-codes"
+done
+python3 - "$W" <<'PY'
+import json, re, sys
+T = "test_server_processes"
+w = sys.argv[1]
+procs = json.load(open(w + "/cli.json"))["processes"]
+by_root = {}
+for line in open(w + "/cli.folded"):
+    stack, weight = line.rstrip("\n").rsplit(" ", 1)
+    first = stack.split(";", 1)[0]
+    by_root[first] = by_root.get(first, 0) + int(weight)
+total = sum(by_root.values())
+def folded(pid):
+    if pid >= 0:
+        names = {"%s %d" % (p["comm"] or "?", pid) for p in procs if p["pid"] == pid}
+        return sum(by_root.get(n, 0) for n in names)
+    return sum(v for k, v in by_root.items() if re.fullmatch(r".* \[task \d+\]", k))
+bad, seen, summed = [], [], 0
+for line in open(w + "/pid-codes"):
+    pid, code = line.split()
+    pid = int(pid)
+    doc = json.load(open("%s/flame-%d.json" % (w, pid)))
+    want = folded(pid)
+    got = doc.get("value") if code == "200" else None
+    seen.append("%d:%s" % (pid, got))
+    if code != "200" or got != want or doc.get("pid") != pid or want <= 0:
+        bad.append("pid %d: %s %s, folded %d" % (pid, code, got, want))
+    summed += got or 0
+if not bad and summed != total:
+    bad.append("processes sum to %d, folded total %d" % (summed, total))
+if bad or len(seen) < 5:
+    print("FAIL: %s: ?pid= equals the CLI's folded stacks of that process: %s" % (T, "; ".join(bad) or seen))
+else:
+    print("PASS: %s: ?pid= equals the CLI's folded stacks of that process (%s; total %d)" % (T, " ".join(seen), total))
+codes = [l.split(" ", 2) for l in open(w + "/bad-codes")]
+ok = codes[0][1] == "404" and "424242" in codes[0][2] and codes[1][1] == "400"
+print(("PASS" if ok else "FAIL") + ": %s: unknown pid is 404, malformed pid 400 (%s)"
+      % (T, "; ".join(" ".join(c).strip() for c in codes)))
+PY
 srv_stop || fail "clean shutdown" "exit status $?"

@@ -2,13 +2,14 @@
  * the core's folded stacks of the same profiles (profile_write_folded, a
  * separate implementation), and its bounds and filters. */
 #include "api_flame.h"
+#include "result.h"
 #include "server_testprof.h"
 
 #include <stdint.h>
 
 static char tmpdir[256];
-static struct profile *mixed, *spike;
-static struct result *rmixed, *rspike;
+static struct profile *mixed, *spike, *spike_all;
+static struct result *rmixed, *rspike, *rspike_all;
 
 struct pw {
 	char *path;
@@ -121,7 +122,7 @@ static size_t count_nodes(json_t *node)
 static void check_against_folded(struct profile *p, struct result *r, enum profile_metric m)
 {
 	struct api_flame_opts o = {.metric = m};
-	json_t *fg = api_flame_build(r, &o);
+	json_t *fg = api_flame_build(result_profile(r), result_partial(r), &o);
 	struct pwlist a = {0}, b = {0};
 	char *folded = testprof_folded(p, m, 0);
 	folded_paths(folded, &a);
@@ -229,12 +230,12 @@ static void max_nodes_merges_the_smallest(void)
 	if (!r)
 		SKIP("no profile available");
 	struct api_flame_opts o = {.metric = PROFILE_INSNS};
-	json_t *full = api_flame_build(r, &o);
+	json_t *full = api_flame_build(result_profile(r), result_partial(r), &o);
 	size_t nfull = count_nodes(full);
 	CHECK(nfull > 60);
 	for (size_t bound = 1; bound <= 50; bound += 7) {
 		o.max_nodes = bound;
-		json_t *b = api_flame_build(r, &o);
+		json_t *b = api_flame_build(result_profile(r), result_partial(r), &o);
 		CHECK_EQ(count_nodes(b), bound);
 		CHECK_EQ(json_integer_value(json_object_get(b, "nodes")), bound);
 		CHECK_EQ(json_integer_value(json_object_get(b, "merged")), nfull - bound);
@@ -274,9 +275,9 @@ static void priv_filters_split_the_weight(void)
 	pw_free(&l);
 	CHECK(kernel > 0 && user > 0);
 	struct api_flame_opts o = {.metric = PROFILE_INSNS, .priv = API_PRIV_KERNEL};
-	json_t *k = api_flame_build(rspike, &o);
+	json_t *k = api_flame_build(result_profile(rspike), result_partial(rspike), &o);
 	o.priv = API_PRIV_USER;
-	json_t *u = api_flame_build(rspike, &o);
+	json_t *u = api_flame_build(result_profile(rspike), result_partial(rspike), &o);
 	CHECK_EQ(json_integer_value(json_object_get(k, "value")), kernel);
 	CHECK_EQ(json_integer_value(json_object_get(u, "value")), user);
 	json_decref(k);
@@ -305,7 +306,7 @@ static void frames_carry_source_and_kind(void)
 	fclose(src);
 	CHECK(main_line > 0);
 	struct api_flame_opts o = {.metric = PROFILE_INSNS};
-	json_t *fg = api_flame_build(rmixed, &o), *m = NULL;
+	json_t *fg = api_flame_build(result_profile(rmixed), result_partial(rmixed), &o), *m = NULL;
 	size_t i;
 	json_t *k;
 	/* main sits below the start-up frames: search the whole tree. */
@@ -334,6 +335,153 @@ static void frames_carry_source_and_kind(void)
 	CHECK_STR(api_flame_libtype(PROFILE_FRAME_PROCESS), "process");
 }
 
+/* The whole Spike full-system run (/init forks four children, the last
+ * execs /prog): the profile with several processes. NULL when absent. */
+static struct profile *spike_full(void)
+{
+	const char *log = oobtest_gen("readers/spike.log"), *vmlinux = oobtest_gen("vmlinux");
+	const char *init = oobtest_shared("fixtures/spike/init");
+	const char *prog = oobtest_shared("fixtures/spike/prog");
+	if (!log || !vmlinux || !init || !prog)
+		return NULL;
+	static char b[3][4096];
+	snprintf(b[0], sizeof(b[0]), "%s", vmlinux);
+	snprintf(b[1], sizeof(b[1]), "%s", init);
+	snprintf(b[2], sizeof(b[2]), "%s", prog);
+	struct recon_elf e[3] = {
+	    {b[0], RECON_BASE_LINK}, {b[1], RECON_BASE_LINK}, {b[2], RECON_BASE_LINK}};
+	struct recon_opts o = {.elfs = e, .nelfs = 3};
+	struct profile *p = NULL;
+	struct oob_err err = {0};
+	if (recon_run(&o, &log, 1, &p, &err) < 0) {
+		fprintf(stderr, "recon_run(spike full): %s\n", err.msg);
+		return NULL;
+	}
+	return p;
+}
+
+static uint64_t root_value(json_t *fg)
+{
+	return (uint64_t)json_integer_value(json_object_get(fg, "value"));
+}
+
+/* The folded paths of p whose first frame is named root, and the paths of
+ * a filtered graph: the same weights by two implementations. */
+static int same_paths_under(const struct profile *p, const char *root, json_t *fg)
+{
+	struct pwlist a = {0}, b = {0}, all = {0};
+	char *folded = testprof_folded(p, PROFILE_INSNS, 0);
+	folded_paths(folded, &all);
+	free(folded);
+	size_t n = strlen(root);
+	for (size_t i = 0; i < all.n; i++)
+		if (!strncmp(all.v[i].path, root, n) &&
+		    (all.v[i].path[n] == ';' || !all.v[i].path[n]))
+			pw_add(&a, all.v[i].path, all.v[i].w);
+	flame_paths(fg, "", &b, 0);
+	pw_norm(&a);
+	pw_norm(&b);
+	int same = a.n > 0 && a.n == b.n;
+	for (size_t i = 0; same && i < a.n; i++)
+		same = !strcmp(a.v[i].path, b.v[i].path) && a.v[i].w == b.v[i].w;
+	if (!same)
+		fprintf(stderr, "%s: %zu folded paths, %zu flame paths\n", root, a.n, b.n);
+	pw_free(&a);
+	pw_free(&b);
+	pw_free(&all);
+	return same;
+}
+
+/* Weight at depth 1 outside every process frame, plus the root's own. */
+static uint64_t outside_processes(const struct profile *p)
+{
+	const struct profile_node *root = profile_node(p, 0);
+	uint64_t w = root->self_insns;
+	for (uint32_t c = root->first_child; c != PROFILE_NONE;
+	     c = profile_node(p, c)->next_sibling)
+		if (profile_frame(p, profile_node(p, c)->frame)->kind != PROFILE_FRAME_PROCESS)
+			w += profile_node(p, c)->total_insns;
+	return w;
+}
+
+/* ?pid=N: the graph of each process is exactly what the process tracker
+ * counted for it (instructions user + kernel, a separate count kept by
+ * recon), its paths are the folded stacks under its root frame, and the
+ * processes together make the whole graph but for weight outside them. Run
+ * on the profile as recon made it and as the server stores and reloads it. */
+static void pid_filter_is_the_process(const struct profile *p, int partial)
+{
+	struct api_flame_opts all = {.metric = PROFILE_INSNS};
+	json_t *full = api_flame_build(p, partial, &all);
+	uint64_t total = root_value(full), sum = 0;
+	json_decref(full);
+	CHECK(profile_nprocesses(p) >= 5);
+	for (size_t k = 0; k < profile_nprocesses(p); k++) {
+		const struct profile_process *pr = profile_process(p, k);
+		int first = 1;
+		uint64_t want = 0;
+		for (size_t j = 0; j < profile_nprocesses(p); j++) {
+			const struct profile_process *q = profile_process(p, j);
+			if (q->pid == pr->pid) {
+				first &= j >= k;
+				want += q->insns_user + q->insns_kernel;
+			}
+		}
+		if (!first)
+			continue; /* a pid shared with an earlier process: done there */
+		char arg[32];
+		snprintf(arg, sizeof(arg), "%lld", (long long)pr->pid);
+		struct api_flame_opts o = {.metric = PROFILE_INSNS};
+		struct oob_err e = {0};
+		CHECK_EQ(api_flame_parse_pid(p, arg, &o, &e), 0);
+		CHECK(o.by_pid && o.pid == pr->pid);
+		json_t *fg = api_flame_build(p, partial, &o);
+		uint64_t got = root_value(fg);
+		CHECK_EQ(json_integer_value(json_object_get(fg, "pid")), pr->pid);
+		int same =
+		    pr->pid < 0 || same_paths_under(p, profile_frame(p, pr->frame)->name, fg);
+		json_decref(fg);
+		if (got != want)
+			fprintf(stderr, "pid %lld: graph %llu, process %llu\n", (long long)pr->pid,
+				(unsigned long long)got, (unsigned long long)want);
+		CHECK_EQ(got, want);
+		CHECK(same);
+		sum += got;
+	}
+	CHECK(sum > 0);
+	CHECK_EQ(sum, total - outside_processes(p));
+}
+
+static void pid_filter_spike_processes(void)
+{
+	if (!spike_all)
+		SKIP("Spike full-system inputs not found (tests/gen/vmlinux, readers/spike.log)");
+	pid_filter_is_the_process(spike_all, 0);
+	CHECK(rspike_all != NULL);
+	pid_filter_is_the_process(result_profile(rspike_all), result_partial(rspike_all));
+}
+
+/* Unknown pids and profiles without processes are refused, clearly. */
+static void pid_filter_refusals(void)
+{
+	struct api_flame_opts o = {.metric = PROFILE_INSNS};
+	struct oob_err e = {0};
+	if (rspike_all) {
+		const struct profile *p = result_profile(rspike_all);
+		CHECK_EQ(api_flame_parse_pid(p, "424242", &o, &e), -ENOENT);
+		CHECK(strstr(e.msg, "no process with pid 424242") != NULL);
+		CHECK(!o.by_pid);
+		CHECK_EQ(api_flame_parse_pid(p, "seventeen", &o, &e), -EINVAL);
+		CHECK_EQ(api_flame_parse_pid(p, "-2", &o, &e), -EINVAL);
+		CHECK_EQ(api_flame_parse_pid(p, "", &o, &e), -EINVAL);
+	}
+	if (!rmixed)
+		SKIP("tests/gen/progs/mixed.oobt not generated");
+	CHECK_EQ(profile_nprocesses(result_profile(rmixed)), 0);
+	CHECK_EQ(api_flame_parse_pid(result_profile(rmixed), "1", &o, &e), -ENOENT);
+	CHECK_STR(e.msg, "this profile has no processes");
+}
+
 static struct result *to_result(struct profile *p)
 {
 	if (!p)
@@ -355,15 +503,21 @@ int main(void)
 	spike = testprof_spike(tmpdir);
 	rmixed = to_result(mixed);
 	rspike = to_result(spike);
+	spike_all = spike_full();
+	rspike_all = to_result(spike_all);
 	RUN(flame_equals_core_folded_mixed);
 	RUN(flame_equals_core_folded_spike);
 	RUN(max_nodes_merges_the_smallest);
 	RUN(priv_filters_split_the_weight);
 	RUN(frames_carry_source_and_kind);
+	RUN(pid_filter_spike_processes);
+	RUN(pid_filter_refusals);
 	result_free(rmixed);
 	result_free(rspike);
+	result_free(rspike_all);
 	profile_free(mixed);
 	profile_free(spike);
+	profile_free(spike_all);
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)

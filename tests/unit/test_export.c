@@ -92,7 +92,8 @@ static int compare_event(void *ctx, const struct recon_event *ev)
 		return r->bad = -1;
 	const struct recon_event *w = &r->want->v[r->i++];
 	if (w->kind != ev->kind || w->hart != ev->hart || w->frame != ev->frame ||
-	    w->depth != ev->depth || w->insn != ev->insn || w->cycle != ev->cycle)
+	    w->depth != ev->depth || w->insn != ev->insn || w->cycle != ev->cycle ||
+	    w->seq != ev->seq || w->calls != ev->calls)
 		r->bad = -1;
 	return r->bad;
 }

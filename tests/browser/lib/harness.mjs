@@ -183,3 +183,26 @@ export function screenshotPath(name) {
   fs.mkdirSync(dir, { recursive: true });
   return path.join(dir, name);
 }
+
+// ---- the end of every browser test ----
+
+// The last case: the page threw nothing and asked nothing of another host.
+export async function checkClean(R, br, errors) {
+  await R.run('no page errors, no request left 127.0.0.1', async () => {
+    check(errors.length === 0, `page errors: ${errors.join('; ')}`);
+    check(br.blocked.length === 0, `blocked: ${br.blocked.slice(0, 3).join(', ')}`);
+  });
+}
+
+// Closes the browser and stops the server; a non-zero exit (a sanitizer
+// report) is a FAIL.
+export async function shutdown(R, br, srv) {
+  await br.close();
+  const rc = await srv.stop();
+  if (rc !== 0) R.fail('server exit', `oobprofd exited with ${rc} (see ${srv.dir}/server.log)`);
+}
+
+// Runs main; a crash of the harness itself is a FAIL; exit status 1 on any.
+export function runMain(R, main) {
+  main().catch((e) => R.fail('harness', e.stack || e)).finally(() => process.exit(R.failed ? 1 : 0));
+}

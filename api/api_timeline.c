@@ -1,0 +1,178 @@
+#include "api_timeline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_cache.h"
+#include "api_events.h"
+#include "api_json.h"
+#include "jobspec.h"
+#include "oob_mem.h"
+#include "timeline.h"
+#include "timeline_go.h"
+#include "timeline_json.h"
+#include "worker.h"
+
+static int window_args(struct http_req *r, struct timeline_opts *o, struct oob_err *e)
+{
+	uint64_t hart = UINT64_MAX;
+	memset(o, 0, sizeof(*o));
+	if (api_arg_uint("from", http_req_arg(r, "from"), 0, UINT64_MAX, &o->from, e) < 0 ||
+	    api_arg_uint("to", http_req_arg(r, "to"), 0, UINT64_MAX, &o->to, e) < 0 ||
+	    api_arg_uint("min_duration", http_req_arg(r, "min_duration"), 0, UINT64_MAX,
+			 &o->min_dur, e) < 0 ||
+	    api_arg_uint("hart", http_req_arg(r, "hart"), 0, 65535, &hart, e) < 0)
+		return e->code;
+	if (o->to && o->to <= o->from)
+		return oob_err_set(e, -EINVAL, "to must be after from");
+	o->hart = hart == UINT64_MAX ? -1 : (int)hart;
+	return 0;
+}
+
+int api_timeline_windowed(struct http_req *r)
+{
+	return http_req_arg(r, "from") || http_req_arg(r, "to");
+}
+
+/* The Go side of job id, if it has one: *g->trace NULL when it has none. */
+struct go_side {
+	struct timeline_go go;
+	struct gotrace *trace;
+	json_t *clock;
+	int aligned;
+};
+
+static int go_side_load(struct api_ctx *c, int64_t id, struct go_side *s, struct oob_err *e)
+{
+	struct catalog_job *j = oob_xmalloc(sizeof(*j));
+	struct jobspec spec;
+	struct catalog_trace t;
+	char rel[128], abs[1400];
+	int rc = catalog_job_get(c->cat, id, j, e);
+	if (rc == 0)
+		rc = jobspec_parse_text(j->spec, strlen(j->spec), &spec, e);
+	free(j);
+	if (rc < 0 || !spec.go_trace)
+		return rc;
+	worker_result_rel(id, "go.json", rel, sizeof(rel));
+	store_abspath(c->store, rel, abs, sizeof(abs));
+	json_error_t je;
+	if (!(s->clock = json_load_file(abs, 0, &je)))
+		return oob_err_set(e, -EIO, "job %lld: its Go clock is unreadable: %s",
+				   (long long)id, je.text);
+	struct oob_err why = {0};
+	s->aligned = timeline_go_clock_load(s->clock, &s->go.clock, &why) == 0;
+	if (!s->aligned)
+		return 0;
+	if ((rc = catalog_trace_get(c->cat, spec.go_trace, &t, e)) < 0)
+		return rc;
+	store_abspath(c->store, t.blob, abs, sizeof(abs));
+	if (!(s->trace = gotrace_open(abs, NULL, e)))
+		return e->code;
+	s->go.trace = s->trace;
+	s->go.clock_json = s->clock;
+	return 0;
+}
+
+static void go_side_free(struct go_side *s)
+{
+	gotrace_free(s->trace);
+	json_decref(s->clock);
+}
+
+static size_t count_intervals(const json_t *v)
+{
+	size_t n = 0, i;
+	const char *k;
+	json_t *x;
+	if (json_is_array(v) && json_array_size(v) && json_is_integer(json_array_get(v, 0)))
+		return 1; /* [start, end, ...] */
+	if (json_is_array(v))
+		json_array_foreach(v, i, x) n += count_intervals(x);
+	else if (json_is_object(v))
+		json_object_foreach((json_t *)v, k, x) n += count_intervals(x);
+	return n;
+}
+
+static json_t *build(struct api_ctx *c, struct http_req *r, int64_t id, struct oob_err *e)
+{
+	struct timeline_opts o;
+	struct catalog_result row;
+	const struct result *res;
+	struct evlog *log = NULL;
+	struct profile *p = NULL;
+	struct timeline *t = NULL;
+	struct go_side go = {0};
+	unsigned tracks = TIMELINE_T_ALL;
+	const char *tr = http_req_arg(r, "tracks");
+	json_t *j = NULL;
+	struct api_cache_ref *ref = NULL;
+	if (window_args(r, &o, e) < 0 || (tr && timeline_tracks_parse(tr, &tracks, e) < 0) ||
+	    !(ref = api_job_result(c, id, &row, &res, e)))
+		goto out;
+	if (api_job_events(c, &row, id, result_partial(res), &log, &p, e) < 0 ||
+	    timeline_harts(log, p, &o, &t, e) < 0 || go_side_load(c, id, &go, e) < 0)
+		goto out;
+	j = timeline_json(t, p, go.trace ? &go.go : NULL, &o, tracks);
+	if (go.clock && !go.aligned)
+		json_object_set_new(j, "go", json_pack("{s:O}", "clock", go.clock));
+	json_object_set_new(j, "partial", json_boolean(result_partial(res)));
+out:
+	go_side_free(&go);
+	timeline_free(t);
+	profile_free(p);
+	evlog_free(log);
+	if (ref)
+		api_cache_put(c->cache, ref);
+	return j;
+}
+
+int api_jobs_timeline(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	struct oob_err e = {0};
+	json_t *j = build(c, r, q->id, &e);
+	if (!j) {
+		http_respond_oob_err(r, &e);
+		return HTTP_BODY_NONE;
+	}
+	size_t n = count_intervals(j);
+	if (n > API_TIMELINE_MAX_INTERVALS) {
+		json_decref(j);
+		oob_err_set(&e, -EFBIG,
+			    "%zu intervals is over the bound of %d: raise min_duration or narrow "
+			    "the window",
+			    n, API_TIMELINE_MAX_INTERVALS);
+		http_respond_oob_err(r, &e);
+		return HTTP_BODY_NONE;
+	}
+	http_respond_json(r, 200, j);
+	return HTTP_BODY_NONE;
+}
+
+int api_timeline_flamegraph(struct api_ctx *c, struct http_req *r, int64_t id,
+			    const struct api_flame_opts *fo)
+{
+	struct oob_err e = {0};
+	struct timeline_opts o;
+	struct catalog_result row;
+	const struct result *res;
+	struct evlog *log = NULL;
+	struct profile *p = NULL, *w = NULL;
+	struct api_cache_ref *ref = NULL;
+	if (window_args(r, &o, &e) == 0 && (ref = api_job_result(c, id, &row, &res, &e)) &&
+	    api_job_events(c, &row, id, result_partial(res), &log, &p, &e) == 0 &&
+	    timeline_profile(log, p, o.hart, o.from, o.to, &w, &e) == 0) {
+		json_t *j = api_flame_build(w, result_partial(res), fo);
+		json_object_set_new(j, "from", json_integer((json_int_t)o.from));
+		json_object_set_new(j, "to", o.to ? json_integer((json_int_t)o.to) : json_null());
+		http_respond_json(r, 200, j);
+	} else {
+		http_respond_oob_err(r, &e);
+	}
+	profile_free(w);
+	profile_free(p);
+	evlog_free(log);
+	if (ref)
+		api_cache_put(c->cache, ref);
+	return HTTP_BODY_NONE;
+}

@@ -1,0 +1,36 @@
+/*
+ * api_timeline: what ran when, from a finished job's stack events
+ * (api_events.h) and its Go trace.
+ *
+ * GET /api/v1/jobs/{id}/timeline?from=&to=&min_duration=&tracks=&hart=
+ *   The document of core/timeline_json.h: per-hart (process, user|kernel)
+ *   intervals and, for a job with a "go_trace", the Go goroutine, P, M and
+ *   GC tracks mapped onto the same axis. from/to bound the window (axis
+ *   units: cycles, else the record index); intervals shorter than
+ *   min_duration are merged (a viewer passes its pixel's duration). At most
+ *   API_TIMELINE_MAX_INTERVALS come back; past that, 413 asking for a
+ *   larger min_duration. A job whose Go clock could not be fitted answers
+ *   with "go": {"clock": {"ok": false, "error": ...}} and no Go tracks.
+ *
+ * GET /api/v1/jobs/{id}/flamegraph?from=&to= (api_jobs.c hands over)
+ *   The flame graph of that window only (timeline_profile).
+ *
+ * Thread-safety: any request thread.
+ */
+#ifndef OOB_API_TIMELINE_H
+#define OOB_API_TIMELINE_H
+
+#include "api_flame.h"
+#include "api_routes.h"
+
+#define API_TIMELINE_MAX_INTERVALS 1000000
+
+int api_jobs_timeline(struct api_ctx *c, struct http_req *r, struct api_req *q);
+
+/* 1 if the request asks for a window (from= or to=). */
+int api_timeline_windowed(struct http_req *r);
+/* Answers a windowed flame graph request of job id with options o. */
+int api_timeline_flamegraph(struct api_ctx *c, struct http_req *r, int64_t id,
+			    const struct api_flame_opts *o);
+
+#endif

@@ -1,0 +1,46 @@
+/*
+ * timeline_go: puts a Go execution trace on a run's time axis, the one step
+ * the CLI (`oobprof timeline --gotrace`) and the server's jobs ("go_trace")
+ * share. The clock is given (trace time units per second and the trace time
+ * of Go tick 0) or fitted by goclock_align against the instruction trace,
+ * with the first of the run's ELFs that holds the runtime's trace-event
+ * function.
+ *
+ * The outcome is described by a JSON object, stored with a job's results:
+ *   {"ok": true, "source": "given" | "fit", "a", "b", "x0", "axis",
+ *    "anchors", "rms", "max_abs", "tolerance", "func", "go_events", "entries"}
+ * or {"ok": false, "source", "error": "..."} when the fit is refused.
+ */
+#ifndef OOB_TIMELINE_GO_H
+#define OOB_TIMELINE_GO_H
+
+#include <jansson.h>
+
+#include "goclock.h"
+#include "gotrace.h"
+#include "oob_err.h"
+#include "recon.h"
+
+struct timeline_go_req {
+	const char *insn_trace; /* the instruction trace of the run */
+	struct trace_opts trace;
+	const struct recon_elf *elfs;
+	size_t nelfs;
+	int have_hz; /* a given clock: */
+	double hz, offset;
+};
+
+/*
+ * Maps gt: fills *clock and returns the description (new reference) in
+ * *desc. Returns 0 when the model holds; -EINVAL when the fit is refused
+ * (*desc says why, "ok": false); other errors (no ELF with the function,
+ * an unreadable trace) with *desc NULL.
+ */
+int timeline_go_clock(const struct gotrace *gt, const struct timeline_go_req *q,
+		      struct goclock *clock, json_t **desc, struct oob_err *err);
+
+/* Reads a description back into a clock; -EINVAL if it is not "ok" (err
+ * carries its "error") or malformed. */
+int timeline_go_clock_load(const json_t *desc, struct goclock *clock, struct oob_err *err);
+
+#endif

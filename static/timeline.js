@@ -1,0 +1,160 @@
+// timeline.js: what ran when (GET /api/v1/jobs/<id>/timeline). Swimlanes
+// per hart (process and user/kernel), and for jobs with a Go trace per Go P,
+// M and goroutine, plus GC, all on the instruction trace's time axis.
+// Scroll to zoom, drag to pan: the view asks the server again for its window
+// with one pixel as the merge bound, so a lane never carries more intervals
+// than it has pixels. Clicking a hart interval shows the flame graph of
+// exactly that time range on that hart.
+import { getJSON } from './api.js';
+import { el, message, num } from './util.js';
+import { frameColor } from './job.js';
+
+const LANE = 18;
+const LABEL = 150;
+const GO_COLORS = {
+  running: 'hsl(140, 55%, 45%)', runnable: 'hsl(48, 90%, 62%)', waiting: 'hsl(0, 0%, 80%)',
+  syscall: 'hsl(280, 50%, 60%)', gc: 'hsl(5, 75%, 55%)', stw: 'hsl(350, 80%, 35%)',
+};
+
+function timelineURL(id, from, to, minDuration) {
+  const q = new URLSearchParams({ min_duration: String(Math.max(0, Math.floor(minDuration))) });
+  if (from !== null) q.set('from', String(Math.floor(from)));
+  if (to !== null) q.set('to', String(Math.ceil(to)));
+  return `/api/v1/jobs/${id}/timeline?${q}`;
+}
+
+// Lanes from the document: [{label, kind, hart, intervals}], intervals as
+// {s, e, state, other, n}.
+function lanesOf(doc) {
+  const iv = (v) => v.map(([s, e, state, other, n]) => ({ s, e, state, other, n }));
+  const lanes = (doc.harts || []).map((h) => ({ label: `hart ${h.hart}`, kind: 'hart', hart: h.hart, intervals: iv(h.intervals) }));
+  const go = doc.go || {};
+  if (go.gc && go.gc.length) lanes.push({ label: 'GC', kind: 'go', intervals: iv(go.gc) });
+  for (const p of go.procs || []) lanes.push({ label: `P${p.id}`, kind: 'go', intervals: iv(p.intervals) });
+  for (const m of go.threads || []) lanes.push({ label: `M${m.id}`, kind: 'go', intervals: iv(m.intervals) });
+  for (const g of go.goroutines || []) {
+    lanes.push({ label: `G${g.id} ${g.name || ''}`, kind: 'go', intervals: iv(g.intervals) });
+  }
+  return lanes;
+}
+
+function colorOf(lane, d, doc) {
+  if (lane.kind !== 'hart') return GO_COLORS[d.state] || 'hsl(0,0%,60%)';
+  const p = d.other === null ? null : doc.processes[d.other];
+  const name = p ? `${p.comm} ${p.pid}` : '';
+  return frameColor(d.state === 'kernel' ? 'kernel' : 'user', name);
+}
+
+function describe(lane, d, doc) {
+  const span = `[${num(d.s)}, ${num(d.e)}) ${doc.axis}: ${num(d.e - d.s)}`;
+  const merged = d.n > 1 ? ` (${d.n} intervals merged; the longest shown)` : '';
+  if (lane.kind === 'hart') {
+    const p = d.other === null ? null : doc.processes[d.other];
+    const who = p ? `${p.comm} (pid ${p.pid})` : 'no process';
+    return `${lane.label}: ${who}, ${d.state} ${span}${merged}`;
+  }
+  const where = d.other === null ? '' : ` on ${lane.label.startsWith('P') ? 'M' : 'P'}${d.other}`;
+  return `${lane.label}: ${d.state}${where} ${span}${merged}`;
+}
+
+function drawFlame(box, url, title) {
+  box.replaceChildren(el('h3', {}, title), el('div', { id: 'timeline-flame' }));
+  getJSON(url).then((data) => {
+    const width = Math.max(400, box.clientWidth - 10);
+    const chart = flamegraph.default().width(width).cellHeight(18).minFrameSize(1)
+      .setColorMapper((d) => frameColor(d.data.libtype, d.data.name))
+      .tooltip(flamegraph.tooltip.defaultFlamegraphTooltip().html((d) =>
+        `${d.data.name}: ${num(d.data.value)} ${data.metric}, ${num(d.data.calls)} calls`));
+    d3.select('#timeline-flame').datum(data).call(chart);
+    box.dataset.value = String(data.value);
+  }).catch((e) => box.append(message(e.message)));
+}
+
+export function renderTimeline(main, id) {
+  const status = el('p', { class: 'muted', id: 'timeline-status' }, 'Loading the timeline…');
+  const chartBox = el('div', { id: 'timeline', class: 'timeline' });
+  const detail = el('p', { id: 'timeline-detail', class: 'mono' }, 'Hover an interval for details; click a hart interval for its flame graph.');
+  const flameBox = el('div', { id: 'timeline-flame-box' });
+  main.append(
+    el('p', {}, el('a', { href: `#/jobs/${id}` }, `← job ${id}`)),
+    el('h2', {}, `Job ${id}: timeline`), status, chartBox, detail, flameBox);
+  let doc = null;
+  let x = null;
+  let x0 = null;
+  let timer = null;
+  let alive = true;
+  let transform = d3.zoomIdentity;
+  let restoring = false;
+  const width = () => Math.max(500, chartBox.clientWidth || 900);
+
+  function render() {
+    const lanes = lanesOf(doc);
+    const w = width();
+    const h = lanes.length * LANE + 24;
+    chartBox.replaceChildren();
+    const svg = d3.select(chartBox).append('svg').attr('width', w).attr('height', h)
+      .attr('role', 'img').attr('aria-label', `timeline of job ${id}`);
+    svg.append('g').attr('class', 'axis').attr('transform', `translate(0,${lanes.length * LANE + 2})`)
+      .call(d3.axisBottom(x).ticks(8, '~s'));
+    lanes.forEach((lane, i) => {
+      const g = svg.append('g').attr('class', `lane lane-${lane.kind}`).attr('transform', `translate(0,${i * LANE})`);
+      g.append('text').attr('x', 4).attr('y', LANE - 5).attr('class', 'lane-label').text(lane.label.slice(0, 22));
+      g.selectAll('rect').data(lane.intervals).join('rect')
+        .attr('class', 'iv')
+        .attr('x', (d) => Math.max(LABEL, x(d.s)))
+        .attr('width', (d) => Math.max(1, x(d.e) - Math.max(LABEL, x(d.s))))
+        .attr('y', 1).attr('height', LANE - 2)
+        .attr('fill', (d) => colorOf(lane, d, doc))
+        .attr('data-start', (d) => d.s).attr('data-end', (d) => d.e)
+        .on('mouseover', (ev, d) => { detail.textContent = describe(lane, d, doc); })
+        .on('click', (ev, d) => {
+          if (lane.kind !== 'hart') return;
+          const url = `/api/v1/jobs/${id}/flamegraph?from=${d.s}&to=${d.e}&hart=${lane.hart}`;
+          drawFlame(flameBox, url, `Flame graph of [${num(d.s)}, ${num(d.e)}) on ${lane.label}`);
+        })
+        .append('title').text((d) => describe(lane, d, doc));
+    });
+    const zoom = d3.zoom().scaleExtent([1, 1e7]).translateExtent([[LABEL, 0], [w, h]])
+      .extent([[LABEL, 0], [w, h]])
+      .on('zoom', (ev) => {
+        transform = ev.transform;
+        x = transform.rescaleX(x0);
+        svg.selectAll('rect.iv')
+          .attr('x', (d) => Math.max(LABEL, x(d.s)))
+          .attr('width', (d) => Math.max(1, x(d.e) - Math.max(LABEL, x(d.s))));
+        svg.select('g.axis').call(d3.axisBottom(x).ticks(8, '~s'));
+        if (restoring) return;
+        clearTimeout(timer);
+        timer = setTimeout(() => load(x.domain()[0], x.domain()[1], false), 300);
+      });
+    // A new document keeps the zoom the user chose (without asking again).
+    restoring = true;
+    svg.call(zoom).call(zoom.transform, transform);
+    restoring = false;
+  }
+
+  async function load(from, to, first) {
+    const px = (to - from) / (width() - LABEL);
+    try {
+      const d = await getJSON(timelineURL(id, first ? null : from, first ? null : to, px));
+      if (!alive) return;
+      doc = d;
+      if (first) {
+        x0 = d3.scaleLinear().domain([d.start, d.end]).range([LABEL, width()]);
+        x = x0.copy();
+      }
+      const go = d.go ? (d.go.clock.ok ? `, Go clock ${d.go.clock.source} on ${num(d.go.clock.anchors || 0)} anchors`
+        : `, Go trace not aligned: ${d.go.clock.error}`) : '';
+      status.textContent = `axis: ${d.axis}, ${num(d.end - d.start)} long; ${num(d.merged)} intervals merged at this zoom${go}`;
+      render();
+    } catch (e) {
+      status.replaceWith(message(e.message));
+    }
+  }
+
+  // First the extent (everything merged to one interval per lane), then the
+  // whole run at one pixel's resolution.
+  getJSON(timelineURL(id, null, null, 1e18)).then((d) => load(d.start, d.end, true))
+    .catch((e) => status.replaceWith(message(e.message)));
+  return () => { alive = false; clearTimeout(timer); };
+}

@@ -1,0 +1,94 @@
+// test_timeline.mjs: the timeline page in a real browser against the real
+// oobprofd, on the Spike full-system run (Linux, /init, /prog; one hart, no
+// cycles, so an interval's length is its instruction count). The page must
+// draw the hart lane with the API's intervals, show an interval's process on
+// hover, and a click must draw the flame graph of exactly that interval: its
+// root value equals the interval's length, computed by the test from the
+// rectangle's own data-start/data-end. Zooming asks the server for the new
+// window. A screenshot is left in tests/out/screenshots/timeline.png.
+import path from 'node:path';
+import {
+  BUILD, CHROMIUM, GEN, Reporter, SRC, api, check, checkClean, jobFor, loadPlaywright, missing,
+  runMain, screenshotPath, shutdown, sleep, startBrowser, startServer,
+} from './lib/harness.mjs';
+
+const SHARED = process.env.OOB_SHARED || path.join(SRC, '../shared');
+const R = new Reporter('test_timeline');
+const LOG = path.join(GEN, 'readers/spike.log');
+const ELFS = [path.join(GEN, 'vmlinux'), path.join(SHARED, 'fixtures/spike/init'),
+  path.join(SHARED, 'fixtures/spike/prog')];
+
+async function main() {
+  const why = missing(path.join(BUILD, 'oobprofd'), LOG, ...ELFS, CHROMIUM,
+    path.join(SRC, 'static/vendor/d3-flamegraph.umd.min.js'));
+  const pw = await loadPlaywright();
+  if (why || !pw) {
+    R.skip('all', why || 'playwright-core is not installed (npm ci)');
+    return;
+  }
+  const srv = await startServer('browser_timeline');
+  const br = await startBrowser(pw, 'timeline');
+  const page = await br.context.newPage();
+  const errors = [];
+  const asked = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('request', (r) => { if (r.url().includes('/timeline?')) asked.push(r.url()); });
+  try {
+    const job = await jobFor(srv.url, LOG, ELFS, 'spike full system');
+    await R.run('the job page links to the timeline, which draws the hart lane', async () => {
+      await page.goto(`${srv.url}/#/jobs/${job.id}`);
+      await page.click('#open-timeline', { timeout: 20000 });
+      await page.waitForSelector('#timeline rect.iv', { timeout: 60000 });
+      const labels = await page.locator('#timeline .lane-label').allTextContents();
+      check(labels.includes('hart 0'), `lanes ${labels}`);
+      const n = await page.locator('#timeline .lane-hart rect.iv').count();
+      check(n > 20, `${n} intervals drawn`);
+      return `${n} intervals`;
+    });
+    // The widest interval: the click must give its flame graph.
+    const widest = await page.locator('#timeline .lane-hart rect.iv').evaluateAll((rs) => {
+      let best = null;
+      for (const r of rs) {
+        const s = Number(r.dataset.start); const e = Number(r.dataset.end);
+        if (!best || e - s > best.e - best.s) best = { s, e, i: rs.indexOf(r) };
+      }
+      return best;
+    });
+    await R.run('hover names the process and the privilege of an interval', async () => {
+      const rect = page.locator('#timeline .lane-hart rect.iv').nth(widest.i);
+      await rect.hover();
+      const text = await page.locator('#timeline-detail').textContent();
+      check(/pid \d+\), (user|kernel) \[/.test(text), `detail: ${text}`);
+      return text.slice(0, 80);
+    });
+    await R.run('a click on a hart interval shows the flame graph of exactly that interval', async () => {
+      await page.locator('#timeline .lane-hart rect.iv').nth(widest.i).click();
+      await page.waitForSelector('#timeline-flame svg g.frame', { timeout: 60000 });
+      const shown = Number(await page.locator('#timeline-flame-box').getAttribute('data-value'));
+      const doc = await api(srv.url, 'GET',
+        `/api/v1/jobs/${job.id}/flamegraph?from=${widest.s}&to=${widest.e}&hart=0`);
+      check(shown === widest.e - widest.s, `flame value ${shown}, interval ${widest.e - widest.s}`);
+      check(doc.value === shown, `API ${doc.value}, page ${shown}`);
+      await page.screenshot({ path: screenshotPath('timeline.png'), fullPage: true });
+      return `[${widest.s}, ${widest.e}): ${shown} instructions`;
+    });
+    await R.run('zooming asks the server for the visible window', async () => {
+      const before = asked.length;
+      const box = await page.locator('#timeline svg').boundingBox();
+      await page.mouse.move(box.x + box.width / 2, box.y + 10);
+      for (let i = 0; i < 5; i++) await page.mouse.wheel(0, -400);
+      for (let i = 0; i < 50 && asked.length === before; i++) await sleep(100);
+      check(asked.length > before, 'no new timeline request after zooming');
+      const u = new URL(asked[asked.length - 1]);
+      const from = Number(u.searchParams.get('from')); const to = Number(u.searchParams.get('to'));
+      check(u.searchParams.has('from') && to > from, `window ${u.search}`);
+      await page.waitForSelector('#timeline rect.iv');
+      return `window [${from}, ${to})`;
+    });
+    await checkClean(R, br, errors);
+  } finally {
+    await shutdown(R, br, srv);
+  }
+}
+
+runMain(R, main);
