@@ -11,6 +11,7 @@
 #include "api_cache.h"
 #include "api_events.h"
 #include "api_json.h"
+#include "api_timeline.h"
 #include "evlog.h"
 #include "export.h"
 #include "jobspec.h"
@@ -119,9 +120,12 @@ static int write_export(struct api_ctx *c, struct http_req *r, const struct cata
 {
 	struct profile *p = NULL;
 	struct evlog *log = NULL;
+	struct api_go go = {0};
 	int partial = result_partial(res);
 	int rc = export_wants_events(&x->o) ? api_job_events(c, row, id, partial, &log, &p, e)
 					    : ((p = api_profile_from_result(res, e)) ? 0 : -EINVAL);
+	if (rc == 0 && x->o.format == EXPORT_PERFETTO && (rc = api_go_load(c, id, &go, e)) == 0)
+		x->o.go = go.trace ? &go.go : NULL;
 	FILE *f = rc == 0 ? temp_file(c, e) : NULL;
 	if (rc == 0 && !f)
 		rc = e->code;
@@ -129,6 +133,8 @@ static int write_export(struct api_ctx *c, struct http_req *r, const struct cata
 		fclose(f);
 	if (rc == 0)
 		send_file(r, f, x, id, partial);
+	x->o.go = NULL;
+	api_go_free(&go);
 	evlog_free(log);
 	profile_free(p);
 	return rc;

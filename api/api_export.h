@@ -17,6 +17,9 @@
  *   annotate=1    folded: _[k] on kernel frames.
  *   download=1    adds Content-Disposition: attachment with a file name.
  *
+ * For a job with a Go trace whose clock holds, the perfetto export also
+ * carries the Go runtime's tracks (core/export.h), on the harts' axis.
+ *
  * Where the data comes from. folded, pprof and sampled speedscope are made
  * from the stored result (result.h). The time-keeping exports (evented
  * speedscope, perfetto) replay the job's stack events (api_events.h); past

@@ -34,15 +34,7 @@ int api_timeline_windowed(struct http_req *r)
 	return http_req_arg(r, "from") || http_req_arg(r, "to");
 }
 
-/* The Go side of job id, if it has one: *g->trace NULL when it has none. */
-struct go_side {
-	struct timeline_go go;
-	struct gotrace *trace;
-	json_t *clock;
-	int aligned;
-};
-
-static int go_side_load(struct api_ctx *c, int64_t id, struct go_side *s, struct oob_err *e)
+int api_go_load(struct api_ctx *c, int64_t id, struct api_go *s, struct oob_err *e)
 {
 	struct catalog_job *j = oob_xmalloc(sizeof(*j));
 	struct jobspec spec;
@@ -74,7 +66,7 @@ static int go_side_load(struct api_ctx *c, int64_t id, struct go_side *s, struct
 	return 0;
 }
 
-static void go_side_free(struct go_side *s)
+void api_go_free(struct api_go *s)
 {
 	gotrace_free(s->trace);
 	json_decref(s->clock);
@@ -102,7 +94,7 @@ static json_t *build(struct api_ctx *c, struct http_req *r, int64_t id, struct o
 	struct evlog *log = NULL;
 	struct profile *p = NULL;
 	struct timeline *t = NULL;
-	struct go_side go = {0};
+	struct api_go go = {0};
 	unsigned tracks = TIMELINE_T_ALL;
 	const char *tr = http_req_arg(r, "tracks");
 	json_t *j = NULL;
@@ -111,14 +103,14 @@ static json_t *build(struct api_ctx *c, struct http_req *r, int64_t id, struct o
 	    !(ref = api_job_result(c, id, &row, &res, e)))
 		goto out;
 	if (api_job_events(c, &row, id, result_partial(res), &log, &p, e) < 0 ||
-	    timeline_harts(log, p, &o, &t, e) < 0 || go_side_load(c, id, &go, e) < 0)
+	    timeline_harts(log, p, &o, &t, e) < 0 || api_go_load(c, id, &go, e) < 0)
 		goto out;
 	j = timeline_json(t, p, go.trace ? &go.go : NULL, &o, tracks);
 	if (go.clock && !go.aligned)
 		json_object_set_new(j, "go", json_pack("{s:O}", "clock", go.clock));
 	json_object_set_new(j, "partial", json_boolean(result_partial(res)));
 out:
-	go_side_free(&go);
+	api_go_free(&go);
 	timeline_free(t);
 	profile_free(p);
 	evlog_free(log);

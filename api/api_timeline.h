@@ -12,6 +12,8 @@
  *   larger min_duration. A job whose Go clock could not be fitted answers
  *   with "go": {"clock": {"ok": false, "error": ...}} and no Go tracks.
  *
+ * The Perfetto export (api_export.c) adds the same Go tracks.
+ *
  * GET /api/v1/jobs/{id}/flamegraph?from=&to= (api_jobs.c hands over)
  *   The flame graph of that window only (timeline_profile).
  *
@@ -22,8 +24,20 @@
 
 #include "api_flame.h"
 #include "api_routes.h"
+#include "timeline_go.h"
 
 #define API_TIMELINE_MAX_INTERVALS 1000000
+
+/* The Go side of job id (its go_trace and stored clock): trace NULL when the
+ * job has none, or when its clock was refused (aligned 0, clock says why). */
+struct api_go {
+	struct timeline_go go;
+	struct gotrace *trace;
+	json_t *clock;
+	int aligned;
+};
+int api_go_load(struct api_ctx *c, int64_t id, struct api_go *s, struct oob_err *e);
+void api_go_free(struct api_go *s);
 
 int api_jobs_timeline(struct api_ctx *c, struct http_req *r, struct api_req *q);
 

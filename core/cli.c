@@ -93,6 +93,8 @@ static void usage(FILE *f)
 	      "                        (default 5000000; 0: no bound)\n"
 	      "  --sampled             speedscope: sampled form (weights per stack)\n"
 	      "  --name NAME           the profile's name (default: the trace's file name)\n"
+	      "  --gotrace F           perfetto: add a Go execution trace of the run (its clock:\n"
+	      "                        --go-clock, or fitted as for `oobprof timeline`)\n"
 	      "  --metric M            speedscope, perfetto: time in cycles (default when the\n"
 	      "                        trace has them) or instructions; folded: the weight;\n"
 	      "                        pprof: the default sample type\n"
@@ -575,6 +577,28 @@ static int write_export(struct cli *c, const struct profile *p, struct evlog *lo
 	return rc;
 }
 
+/* The Go trace of --gotrace and its clock; 0, or 1 after printing why. */
+static int go_overlay(struct cli *c, const char *trace, struct gotrace **gt, struct timeline_go *go,
+		      json_t **desc)
+{
+	struct oob_err err = {0};
+	struct timeline_go_req q = {.insn_trace = trace,
+				    .trace = c->ro.trace,
+				    .elfs = c->elfs,
+				    .nelfs = c->nelfs,
+				    .have_hz = c->have_go_clock,
+				    .hz = c->go_hz,
+				    .offset = c->go_offset};
+	if (!(*gt = gotrace_open(c->gotrace, NULL, &err)) ||
+	    timeline_go_clock(*gt, &q, &go->clock, desc, &err) < 0) {
+		fprintf(stderr, "oobprof timeline: %s\n", err.msg);
+		return 1;
+	}
+	go->trace = *gt;
+	go->clock_json = *desc;
+	return 0;
+}
+
 static int cmd_export(struct cli *c, int argc, char **argv)
 {
 	struct oob_err err = {0};
@@ -599,39 +623,25 @@ static int cmd_export(struct cli *c, int argc, char **argv)
 		c->ro.event_ctx = log;
 	}
 	struct profile *p = reconstruct(c, argc, argv);
+	struct gotrace *gt = NULL;
+	struct timeline_go go = {0};
+	json_t *desc = NULL;
 	int rc = p ? 0 : 1;
-	if (p) {
+	if (rc == 0 && c->gotrace && c->ex.format == EXPORT_PERFETTO &&
+	    (rc = go_overlay(c, argv[optind], &gt, &go, &desc)) == 0)
+		c->ex.go = &go;
+	if (rc == 0) {
 		export_metric(c, p);
 		if ((log && evlog_finish(log, &err) < 0) || write_export(c, p, log, &err) < 0) {
 			fprintf(stderr, "oobprof export: %s\n", err.msg);
 			rc = 1;
 		}
 	}
+	json_decref(desc);
+	gotrace_free(gt);
 	profile_free(p);
 	evlog_free(log);
 	return rc;
-}
-
-/* The Go trace of --gotrace and its clock; 0, or 1 after printing why. */
-static int go_overlay(struct cli *c, const char *trace, struct gotrace **gt, struct timeline_go *go,
-		      json_t **desc)
-{
-	struct oob_err err = {0};
-	struct timeline_go_req q = {.insn_trace = trace,
-				    .trace = c->ro.trace,
-				    .elfs = c->elfs,
-				    .nelfs = c->nelfs,
-				    .have_hz = c->have_go_clock,
-				    .hz = c->go_hz,
-				    .offset = c->go_offset};
-	if (!(*gt = gotrace_open(c->gotrace, NULL, &err)) ||
-	    timeline_go_clock(*gt, &q, &go->clock, desc, &err) < 0) {
-		fprintf(stderr, "oobprof timeline: %s\n", err.msg);
-		return 1;
-	}
-	go->trace = *gt;
-	go->clock_json = *desc;
-	return 0;
 }
 
 static int cmd_timeline(struct cli *c, int argc, char **argv)

@@ -64,6 +64,8 @@ int export_clock_init(struct export_clock *c, const struct profile *p, const str
 	memset(c, 0, sizeof(*c));
 	c->cycles =
 	    o->metric == PROFILE_CYCLES || (o->metric == PROFILE_CALLS && profile_has_cycles(p));
+	if (o->go && o->format == EXPORT_PERFETTO) /* the axis the Go clock maps to */
+		c->cycles = profile_has_cycles(p);
 	if (c->cycles && !profile_has_cycles(p))
 		return oob_err_set(err, -EINVAL, "export: this trace has no cycle counts");
 	if (o->clock_hz && !c->cycles)
@@ -73,7 +75,8 @@ int export_clock_init(struct export_clock *c, const struct profile *p, const str
 				   profile_has_cycles(p) ? "choose the cycles metric"
 							 : "the trace has no cycle counts");
 	c->hz = o->clock_hz;
-	c->t0 = UINT64_MAX;
+	c->seq = !c->cycles && o->go && o->format == EXPORT_PERFETTO;
+	c->t0 = c->seq ? 0 : UINT64_MAX; /* records count from the trace's start */
 	for (unsigned h = 0; ev && h < evlog_nharts(ev); h++) {
 		struct evlog_hart s = evlog_hart(ev, h);
 		uint64_t t = c->cycles ? s.first_cycle : s.first_insn;
@@ -87,7 +90,11 @@ int export_clock_init(struct export_clock *c, const struct profile *p, const str
 
 uint64_t export_clock_time(const struct export_clock *c, const struct recon_event *ev)
 {
-	uint64_t t = c->cycles ? ev->cycle : ev->insn;
+	return export_clock_axis(c, c->cycles ? ev->cycle : c->seq ? ev->seq : ev->insn);
+}
+
+uint64_t export_clock_axis(const struct export_clock *c, uint64_t t)
+{
 	t = t > c->t0 ? t - c->t0 : 0;
 	if (!c->hz)
 		return t;

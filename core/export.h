@@ -21,7 +21,12 @@
  *             (one cycle or instruction = 1 ns without clock_hz), rebased to
  *             the trace start. min_duration (in those ns) drops frames shorter
  *             than it, and so all their callees, keeping multi-GB traces'
- *             exports small. Needs events. The file name should not end in
+ *             exports small. With a Go trace (go): pid 2 "Go runtime",
+ *             one tid per P, M and goroutine and one for GC/STW, "X" events
+ *             for their state intervals mapped by the clock model; the
+ *             harts' time is then the global record index when the trace
+ *             has no cycles (the axis the model maps to, common to all
+ *             harts). Needs events. The file name should not end in
  *             .chrome.json: speedscope reads that as a DevTools timeline.
  * pprof       gzipped profile.proto (github.com/google/pprof/proto): sample
  *             types instructions, cycles (when the trace has them) and calls,
@@ -43,6 +48,7 @@
 #include "evlog.h"
 #include "oob_err.h"
 #include "profile.h"
+#include "timeline_go.h"
 
 enum export_format { EXPORT_SPEEDSCOPE = 0, EXPORT_PERFETTO, EXPORT_PPROF, EXPORT_FOLDED };
 
@@ -58,6 +64,10 @@ struct export_opts {
 	uint64_t max_events;   /* speedscope: sampled form above this; 0: no bound */
 	int sampled;	       /* speedscope: the sampled form even with events */
 	const char *name;      /* the profile's name (e.g. the trace's); NULL: "oobprof" */
+	/* perfetto: a Go execution trace of the same run and its clock model,
+	 * written as a second process (NULL: none). Without cycles its times
+	 * are in records, so the harts' are too (see below). */
+	const struct timeline_go *go;
 };
 
 /* Parses "speedscope", "perfetto", "pprof", "folded"; -EINVAL otherwise. */

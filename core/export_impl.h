@@ -15,6 +15,7 @@
  * the conversion to nanoseconds (hz = 0: none). */
 struct export_clock {
 	int cycles;
+	int seq; /* no cycles: the global record index instead of the hart's count */
 	uint64_t hz;
 	uint64_t t0;
 };
@@ -25,6 +26,8 @@ int export_clock_init(struct export_clock *c, const struct profile *p, const str
 		      const struct export_opts *o, struct oob_err *err);
 /* The event's time: rebased, converted, never below 0. */
 uint64_t export_clock_time(const struct export_clock *c, const struct recon_event *ev);
+/* The same for a time on the trace's axis (cycles, or records when seq). */
+uint64_t export_clock_axis(const struct export_clock *c, uint64_t t);
 
 /* Writes s as a JSON string (escaped by jansson; bytes that are not UTF-8
  * become '?'). */
@@ -36,6 +39,10 @@ int export_speedscope(const struct profile *p, struct evlog *ev, const struct ex
 		      FILE *out, struct oob_err *err);
 int export_perfetto(const struct profile *p, struct evlog *ev, const struct export_opts *o,
 		    FILE *out, struct oob_err *err);
+/* Perfetto: the Go runtime's tracks (pid 2) of go, as ",\n{...}" events;
+ * intervals shorter than min_ns are left out. Returns the events written. */
+uint64_t export_perfetto_go(FILE *f, const struct export_clock *c, const struct timeline_go *go,
+			    uint64_t min_ns);
 int export_pprof(const struct profile *p, const struct export_opts *o, FILE *out,
 		 struct oob_err *err);
 

@@ -44,6 +44,7 @@ struct pf {
 	char **names; /* per frame: its name as a JSON string, and ,"cat":... */
 	struct thread *th;
 	uint64_t kept, dropped;
+	uint64_t go_slices; /* Go runtime intervals written */
 };
 
 static const char *category(unsigned kind)
@@ -147,11 +148,12 @@ static void write_other(struct pf *x)
 	export_json_str(x->f, export_tool_name());
 	fprintf(x->f,
 		",\"time\":\"%s\",\"min_duration_ns\":%" PRIu64 ",\"slices\":%" PRIu64
-		",\"dropped_slices\":%" PRIu64 "}}\n",
+		",\"dropped_slices\":%" PRIu64 ",\"go_slices\":%" PRIu64 "}}\n",
 		x->clk.hz	? "nanoseconds (from cycles and the clock rate)"
 		: x->clk.cycles ? "1 ns = 1 cycle"
+		: x->clk.seq	? "1 ns = 1 trace record (all harts)"
 				: "1 ns = 1 instruction",
-		x->min, x->kept, x->dropped);
+		x->min, x->kept, x->dropped, x->go_slices);
 }
 
 int export_perfetto(const struct profile *p, struct evlog *ev, const struct export_opts *o,
@@ -169,6 +171,8 @@ int export_perfetto(const struct profile *p, struct evlog *ev, const struct expo
 	fputs("{\"traceEvents\":[\n", out);
 	write_metadata(&x, ev, o);
 	rc = evlog_replay(ev, -1, (uint32_t)profile_nframes(p), on_event, &x, err);
+	if (rc == 0 && o->go)
+		x.go_slices = export_perfetto_go(out, &x.clk, o->go, x.min);
 	if (rc == 0)
 		write_other(&x);
 	else

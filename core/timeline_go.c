@@ -4,6 +4,12 @@
 #include <math.h>
 #include <string.h>
 
+uint64_t timeline_go_time(const struct timeline_go *g, uint64_t ticks)
+{
+	double v = goclock_map(&g->clock, ticks);
+	return v <= 0 ? 0 : (uint64_t)llround(v);
+}
+
 static json_t *fit_desc(const struct goclock_alignment *al, const char *source)
 {
 	const struct goclock_fit *f = &al->fit;

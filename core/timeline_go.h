@@ -21,6 +21,17 @@
 #include "oob_err.h"
 #include "recon.h"
 
+/* The Go side of a timeline or an export: a parsed trace and the model that
+ * maps it. clock_json (borrowed) describes the model (the object below). */
+struct timeline_go {
+	const struct gotrace *trace;
+	struct goclock clock;
+	const json_t *clock_json;
+};
+
+/* Trace time of a Go timestamp under g's model, rounded, 0 below 0. */
+uint64_t timeline_go_time(const struct timeline_go *g, uint64_t ticks);
+
 struct timeline_go_req {
 	const char *insn_trace; /* the instruction trace of the run */
 	struct trace_opts trace;

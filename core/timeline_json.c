@@ -1,7 +1,6 @@
 #include "timeline_json.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,12 +77,6 @@ static json_t *processes_json(const struct profile *p)
 
 /* ---- Go tracks ---- */
 
-static uint64_t go_time(const struct timeline_go *g, uint64_t ticks)
-{
-	double v = goclock_map(&g->clock, ticks);
-	return v <= 0 ? 0 : (uint64_t)llround(v);
-}
-
 static int64_t go_id(uint64_t v)
 {
 	return v == GOTRACE_NONE ? TIMELINE_NONE : (int64_t)v;
@@ -98,8 +91,8 @@ static void go_spans(const struct timeline_go *g, const struct timeline_opts *o,
 	struct timeline_merger m;
 	timeline_merger_init(&m, o->from, o->to, o->min_dur, out);
 	for (size_t i = 0; i < n; i++) {
-		struct timeline_span s = {.start = go_time(g, v[i].start),
-					  .end = go_time(g, v[i].end),
+		struct timeline_span s = {.start = timeline_go_time(g, v[i].start),
+					  .end = timeline_go_time(g, v[i].end),
 					  .n = 1,
 					  .state = v[i].state};
 		s.a = go_id(which == 'p' ? v[i].p : v[i].m);
@@ -147,12 +140,12 @@ static json_t *gc_json(const struct timeline_go *g, const struct timeline_opts *
 		for (size_t i = 0; i < m->nranges; i++)
 			if (m->ranges[i].kind == kind)
 				timeline_merger_add(
-				    &mg,
-				    &(struct timeline_span){.start = go_time(g, m->ranges[i].start),
-							    .end = go_time(g, m->ranges[i].end),
-							    .a = TIMELINE_NONE,
-							    .n = 1,
-							    .state = (uint8_t)kind});
+				    &mg, &(struct timeline_span){
+					     .start = timeline_go_time(g, m->ranges[i].start),
+					     .end = timeline_go_time(g, m->ranges[i].end),
+					     .a = TIMELINE_NONE,
+					     .n = 1,
+					     .state = (uint8_t)kind});
 		*merged += timeline_merger_end(&mg);
 		json_t *sj = spans_json(&s, range_state);
 		json_array_extend(a, sj);
@@ -168,8 +161,8 @@ static json_t *go_json(const struct timeline_go *g, const struct timeline_opts *
 	const struct gotrace_model *m = gotrace_model(g->trace);
 	const struct gotrace_info *in = gotrace_info(g->trace);
 	json_t *j = json_pack("{s:O, s:I, s:I}", "clock", g->clock_json, "start",
-			      (json_int_t)go_time(g, in->min_ticks), "end",
-			      (json_int_t)go_time(g, in->max_ticks));
+			      (json_int_t)timeline_go_time(g, in->min_ticks), "end",
+			      (json_int_t)timeline_go_time(g, in->max_ticks));
 	if (tracks & TIMELINE_T_GOROUTINES) {
 		json_t *a = json_array();
 		for (size_t i = 0; i < m->ngs; i++)

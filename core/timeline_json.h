@@ -28,6 +28,7 @@
 #include "oob_err.h"
 #include "profile.h"
 #include "timeline.h"
+#include "timeline_go.h"
 
 enum {
 	TIMELINE_T_HARTS = 1,
@@ -40,14 +41,6 @@ enum {
 
 /* Parses "harts,goroutines,procs,threads,gc" (any subset, or "all"). */
 int timeline_tracks_parse(const char *s, unsigned *out, struct oob_err *err);
-
-/* The Go side of a timeline: a parsed trace and the model that maps it.
- * clock_json (borrowed) describes the model and is copied into "clock". */
-struct timeline_go {
-	const struct gotrace *trace;
-	struct goclock clock;
-	const json_t *clock_json;
-};
 
 /* The document (new reference). t may be NULL when tracks leaves harts out;
  * go may be NULL (no "go" member). o gives the window and min_dur. */

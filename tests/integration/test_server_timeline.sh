@@ -189,4 +189,32 @@ diff = [k for k in set(want) | set(got) if want.get(k) != got.get(k)]
 res(not diff and len(want) > 10, "go: %d goroutines, every interval the Go state interval mapped by the model (%s)"
     % (len(want), diff[:3] or "%d intervals" % sum(map(len, want.values()))))
 PY
+# Perfetto: the Go runtime's tracks beside the harts, on the same axis
+http GET "$SRV_URL/api/v1/jobs/$gjob/export/perfetto" "$W/gperf.json" >"$W/gperf.code"
+python3 - "$W" <<'PY'
+import json, re, sys
+T = "test_server_timeline"
+w = sys.argv[1]
+code = open(w + "/gperf.code").read().strip()
+doc, tl = json.load(open(w + "/gperf.json")), json.load(open(w + "/gtl.json"))
+names, got = {}, {}
+for e in doc["traceEvents"]:
+    if e.get("pid") != 2:
+        continue
+    if e["ph"] == "M" and e["name"] == "thread_name":
+        names[e["tid"]] = e["args"]["name"]
+    elif e["ph"] == "X":  # microseconds with 3 decimals: integer records
+        s = round(e["ts"] * 1000)
+        got.setdefault(e["tid"], []).append([s, s + round(e["dur"] * 1000), e["name"]])
+want = {"G%d" % g["id"]: [x[:3] for x in g["intervals"]] for g in tl["go"]["goroutines"]}
+have = {re.match(r"G\d+", names[t]).group(0): v for t, v in got.items() if names[t].startswith("G")}
+diff = [k for k in set(want) | set(have) if want.get(k) != have.get(k)]
+harts = [e for e in doc["traceEvents"] if e.get("pid") == 1 and e["ph"] in "BE"]
+t_end = max(e["ts"] for e in harts) * 1000
+ok = code == "200" and not diff and len(want) > 10 and doc["otherData"]["go_slices"] > 0 \
+    and "record" in doc["otherData"]["time"] and round(t_end) == tl["end"]
+print(("PASS" if ok else "FAIL") + ": %s: go: the Perfetto export carries the Go tracks on the harts' axis "
+      "(%s, %d goroutine threads, %s Go slices, harts end at %d = timeline end %d; %s)"
+      % (T, code, len(have), doc["otherData"].get("go_slices"), round(t_end), tl["end"], diff[:3]))
+PY
 srv_stop
