@@ -143,6 +143,7 @@ static int on_hart_event(void *ctx, const struct recon_event *ev)
 		h->cur = s;
 		h->cur.start = t;
 	}
+	h->t0 = t;
 	if (t > x->t->end)
 		x->t->end = t;
 	x->any = 1;
@@ -197,6 +198,8 @@ int timeline_harts(struct evlog *log, const struct profile *p, const struct time
 			free(t->harts[i].spans.v);
 			continue;
 		}
+		x.hs[i].cur.end = x.hs[i].t0; /* the state the hart ended in */
+		timeline_merger_add(&x.hs[i].mg, &x.hs[i].cur);
 		t->merged += timeline_merger_end(&x.hs[i].mg);
 		t->harts[t->nharts++] = t->harts[i];
 	}

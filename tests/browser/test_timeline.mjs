@@ -6,6 +6,7 @@
 // root value equals the interval's length, computed by the test from the
 // rectangle's own data-start/data-end. Zooming asks the server for the new
 // window. A screenshot is left in tests/out/screenshots/timeline.png.
+import fs from 'node:fs';
 import path from 'node:path';
 import {
   BUILD, CHROMIUM, GEN, Reporter, SRC, api, check, checkClean, jobFor, loadPlaywright, missing,
@@ -17,6 +18,44 @@ const R = new Reporter('test_timeline');
 const LOG = path.join(GEN, 'readers/spike.log');
 const ELFS = [path.join(GEN, 'vmlinux'), path.join(SHARED, 'fixtures/spike/init'),
   path.join(SHARED, 'fixtures/spike/prog')];
+
+// A Go program on qemu-riscv64 with its own execution trace: the page adds
+// GC, P, M and goroutine lanes, drawn where the server's document puts them.
+async function goCase(page, srv) {
+  const G = path.join(GEN, 'go');
+  const files = ['demo.oobt', 'demo.trace', 'gotrace-demo'].map((f) => path.join(G, f));
+  const why = missing(...files);
+  if (why) {
+    R.skip('Go lanes', why);
+    return;
+  }
+  await R.run('a job with a Go trace shows P, M and goroutine lanes', async () => {
+    const up = (p, kind) => api(srv.url, 'POST', `/api/v1/${kind}?name=${path.basename(p)}`, fs.readFileSync(p));
+    const t = await up(files[0], 'traces');
+    const g = await up(files[1], 'traces');
+    const b = await up(files[2], 'binaries');
+    check(g.format === 'gotrace', `Go trace detected as ${g.format}`);
+    const j = await api(srv.url, 'POST', '/api/v1/jobs',
+      JSON.stringify({ trace: t.id, binaries: [b.id], go_trace: g.id }));
+    for (let i = 0; i < 600; i++) {
+      const st = await api(srv.url, 'GET', `/api/v1/jobs/${j.id}`);
+      if (st.state === 'done') break;
+      check(st.state === 'queued' || st.state === 'running', `job ${st.state}`);
+      await sleep(100);
+    }
+    await page.goto(`${srv.url}/#/jobs/${j.id}/timeline`);
+    await page.waitForSelector('#timeline .lane-go rect.iv', { timeout: 60000 });
+    const labels = await page.locator('#timeline .lane-label').allTextContents();
+    for (const want of ['hart 0', 'P0', 'G1 runtime.main']) check(labels.includes(want), `no lane ${want} in ${labels.slice(0, 12)}`);
+    const nh = await page.locator('#timeline .lane-hart').count();
+    const drawn = await page.locator('#timeline .lane-hart').evaluateAll((gs) => gs.filter((g) => g.querySelector('rect.iv')).length);
+    check(nh > 1 && drawn === nh, `${drawn} of ${nh} hart lanes drawn`);
+    const status = await page.locator('#timeline-status').textContent();
+    check(/Go clock fit/.test(status), `status: ${status}`);
+    await page.screenshot({ path: screenshotPath('timeline-go.png'), fullPage: true });
+    return `${labels.length} lanes; ${status}`;
+  });
+}
 
 async function main() {
   const why = missing(path.join(BUILD, 'oobprofd'), LOG, ...ELFS, CHROMIUM,
@@ -85,6 +124,7 @@ async function main() {
       await page.waitForSelector('#timeline rect.iv');
       return `window [${from}, ${to})`;
     });
+    await goCase(page, srv);
     await checkClean(R, br, errors);
   } finally {
     await shutdown(R, br, srv);

@@ -198,6 +198,33 @@ static void window_at_interval_edges_is_exact(void)
 	timeline_free(t);
 }
 
+/* A user-space program: one state from its first to its last instruction,
+ * which must still be an interval (the state a hart ends in). */
+static void one_state_is_one_interval(void)
+{
+	const char *trace = oobtest_gen("progs/mixed.oobt"), *elf = oobtest_gen("progs/mixed");
+	if (!trace || !elf)
+		SKIP("tests/gen/progs/mixed not generated");
+	struct recon_elf e = {elf, RECON_BASE_LINK};
+	struct oob_err err = {0};
+	struct evlog *log = evlog_new(NULL, 0, &err);
+	struct recon_opts o = {.elfs = &e, .nelfs = 1, .on_event = evlog_record, .event_ctx = log};
+	struct profile *p = NULL;
+	struct timeline *t = NULL;
+	struct timeline_opts to = {.hart = -1};
+	CHECK_EQ(recon_run(&o, &trace, 1, &p, &err), 0);
+	CHECK_EQ(evlog_finish(log, &err), 0);
+	CHECK_EQ(timeline_harts(log, p, &to, &t, &err), 0);
+	CHECK_EQ(t->nharts, 1);
+	CHECK_EQ(t->harts[0].spans.n, 1);
+	CHECK_EQ(t->harts[0].spans.v[0].a, TIMELINE_NONE);
+	CHECK_EQ(t->harts[0].spans.v[0].end, profile_stats(p)->instructions);
+	CHECK_EQ(t->harts[0].spans.v[0].start, t->start);
+	timeline_free(t);
+	profile_free(p);
+	evlog_free(log);
+}
+
 int main(void)
 {
 	OOBTEST_BEGIN("test_timeline");
@@ -207,6 +234,7 @@ int main(void)
 	RUN(hart_intervals_add_up_to_process_counts);
 	RUN(whole_window_profile_is_the_profile);
 	RUN(window_at_interval_edges_is_exact);
+	RUN(one_state_is_one_interval);
 	profile_free(spike);
 	evlog_free(spike_log);
 	return OOBTEST_END();
