@@ -1197,8 +1197,10 @@ static uint16_t file_hart(const char *path, size_t k)
 static int run_one(struct recon *r, const char *path, uint64_t *seen, struct oob_err *err)
 {
 	struct trace_opts to = r->opts->trace;
-	if (r->ntraces > 1)
+	if (r->ntraces > 1) { /* one tile each: their cycles on the base clock */
 		to.hart = file_hart(path, r->trace_index);
+		to.base_clock = 1;
+	}
 	to.insn_changes_only = 1; /* code_put keeps bits per pc */
 	struct trace_reader *tr = trace_open(path, &to, err);
 	if (!tr)

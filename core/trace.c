@@ -363,6 +363,10 @@ int trace_next(struct trace_reader *r, const struct trace_batch **out, struct oo
 	struct trace_batch *b = &r->b;
 	b->pc = r->pc;
 	b->cycle = (r->fields & TRACE_F_CYCLE) ? r->cycle : NULL;
+	if (b->cycle && r->opts.base_clock && r->clk_den && r->clk_num != r->clk_den)
+		for (uint32_t i = 0; i < b->n; i++)
+			r->cycle[i] =
+			    (uint64_t)((unsigned __int128)r->cycle[i] * r->clk_num / r->clk_den);
 	b->insn = (r->fields & TRACE_F_INSN) ? r->insn : NULL;
 	b->insn_new = b->insn && r->has_insn_new ? r->insn_new : NULL;
 	b->ninsn_new = r->ninsn_new;

@@ -114,6 +114,10 @@ struct trace_opts {
 	 * indices: a reader that lists them may leave the rest of insn unset
 	 * (oobt then skips its per-record cache lookups). */
 	int insn_changes_only;
+	/* Cycles in the base clock: each cycle word times the header's clock
+	 * ratio (trace_reader_clock_ratio), so that tiles in different clock
+	 * domains share one time axis. 0: the tile's own cycles. */
+	int base_clock;
 };
 
 struct trace_reader;
