@@ -108,6 +108,7 @@ async function main() {
         `/api/v1/jobs/${job.id}/flamegraph?from=${widest.s}&to=${widest.e}&hart=0`);
       check(shown === widest.e - widest.s, `flame value ${shown}, interval ${widest.e - widest.s}`);
       check(doc.value === shown, `API ${doc.value}, page ${shown}`);
+      await sleep(1000); /* d3-flame-graph's transition */
       await page.screenshot({ path: screenshotPath('timeline.png'), fullPage: true });
       return `[${widest.s}, ${widest.e}): ${shown} instructions`;
     });
