@@ -73,6 +73,11 @@ struct recon {
 	/* pc-only traces with several candidate user binaries: which one runs is
 	 * found by matching (see match_enter); a task per binary. */
 	int matching;
+	/* Traces with instruction bits but nothing to tell processes by (no
+	 * registers, no events) and several user binaries: user code runs on a
+	 * task per binary, chosen by address at each return to user space, so
+	 * that one stack never holds two programs' frames (bin_enter). */
+	int bintasks;
 	struct events *events;	     /* sideband process events, or NULL */
 	size_t ntraces, trace_index; /* several single-hart files: one hart each */
 	struct task **mtasks;	     /* per space id, NULL until used */
@@ -411,6 +416,7 @@ static void resume(struct recon *r, struct recon_hart *h, struct code_block *nb,
 
 static struct code_block *match_enter(struct recon *r, struct recon_hart *h, struct code_block *nb,
 				      uint32_t i);
+static void bin_enter(struct recon *r, struct recon_hart *h, uint64_t pc, uint32_t i);
 
 static struct code_block *xret(struct recon *r, struct recon_hart *h, struct code_block *nb,
 			       uint32_t i)
@@ -420,6 +426,8 @@ static struct code_block *xret(struct recon *r, struct recon_hart *h, struct cod
 	r->st.trap_returns++;
 	if (r->matching && !nb->kernel)
 		nb = match_enter(r, h, nb, i);
+	else if (r->bintasks && !nb->kernel)
+		bin_enter(r, h, nb->start, i);
 	resume(r, h, nb, i);
 	return nb;
 }
@@ -499,6 +507,37 @@ static struct code_block *match_mismatch(struct recon *r, struct recon_hart *h,
 	nb = code_block_at(r->spaces[k], nb->start);
 	resume(r, h, nb, i);
 	return nb;
+}
+
+#define BIN_KEY (1ull << 61) /* task keys of the per-binary tasks */
+
+/* The task of the user binary that holds pc (see struct recon.bintasks), or
+ * NULL when no binary does (code of no ELF stays on the current task). */
+static struct task *bin_task(struct recon *r, uint64_t pc)
+{
+	for (size_t k = 1; k < r->nspaces; k++) {
+		const struct sym_mapping *m = sym_space_find(r->syms[k], pc);
+		if (!m)
+			continue;
+		size_t b = 0;
+		while (b < r->nbins && r->bins[b] != m->bin)
+			b++;
+		struct task *t = proc_task_find(&r->proc, BIN_KEY | b);
+		if (!t) {
+			t = proc_task_new(&r->proc, BIN_KEY | b, r->spaces[k]);
+			snprintf(t->comm, sizeof(t->comm), "%.16s", sym_binary_name(m->bin));
+		}
+		return t;
+	}
+	return NULL;
+}
+
+/* A return to user space at pc: the stack of the binary that runs there. */
+static void bin_enter(struct recon *r, struct recon_hart *h, uint64_t pc, uint32_t i)
+{
+	struct task *t = bin_task(r, pc);
+	if (t && t != h->task)
+		switch_task(r, h, t->key, i);
 }
 
 /* 1 if matching applies to going from blk to nb (user code to user code). */
@@ -676,9 +715,12 @@ static void hart_start(struct recon *r, struct recon_hart *h, const struct trace
 		       uint32_t i)
 {
 	unsigned k = r->matching && !(b->pc[i] >> 63) ? match_pick(r, h, b->pc[i]) : 0;
-	if (k) {
-		h->task = match_task(r, k);
-		h->stk = &h->task->stk;
+	struct task *t = k				    ? match_task(r, k)
+			 : r->bintasks && !(b->pc[i] >> 63) ? bin_task(r, b->pc[i])
+							    : NULL;
+	if (t) {
+		h->task = t;
+		h->stk = &t->stk;
 	}
 	h->started = 1;
 	h->blk = code_block_at(space_of(r, h, b->pc[i]), b->pc[i]);
@@ -996,7 +1038,7 @@ static void add_processes(struct recon *r, struct profile *p)
 	if (!pr->enabled)
 		return;
 	proc_finish(pr);
-	p->proc_source = r->events ? "events" : r->matching ? "matched" : "derived";
+	p->proc_source = r->events ? "events" : r->matching || r->bintasks ? "matched" : "derived";
 	p->switches = pr->switches;
 	p->procs = oob_xcalloc(pr->ntasks ? pr->ntasks : 1, sizeof(*p->procs));
 	for (size_t k = 0; k < pr->ntasks; k++) {
@@ -1082,6 +1124,17 @@ static int load_binaries(struct recon *r, struct oob_err *err)
 	return 0;
 }
 
+static size_t user_binaries(const struct recon *r)
+{
+	size_t n = 0;
+	for (size_t k = 0; k < r->nbins; k++) {
+		uint64_t lo, hi;
+		sym_binary_text_range(r->bins[k], &lo, &hi);
+		n += !(lo >> 63);
+	}
+	return n;
+}
+
 /* Process tracking hooks the kernel's functions: find the kernel ELF. */
 static void setup_proc(struct recon *r, unsigned fields)
 {
@@ -1106,6 +1159,9 @@ static void setup_proc(struct recon *r, unsigned fields)
 		r->matching = 1;
 		r->proc.enabled = 1; /* tasks with root frames; no hooks fire without registers */
 		r->mtasks = oob_xcalloc(r->nspaces, sizeof(*r->mtasks));
+	} else if (kernel && !(fields & TRACE_F_REGS) && !r->events && user_binaries(r) > 1) {
+		r->bintasks = 1;
+		r->proc.enabled = 1;
 	}
 	/* Linux's trap entry; traps seen in the trace teach it otherwise. */
 	uint64_t v = kernel ? sym_binary_find_func(kernel, "handle_exception") : 0;

@@ -2,6 +2,8 @@
 # Installs every Debian package that oobprof's build, tests and benchmarks need,
 # then the viewer's npm packages from the committed lock file. Idempotent: a
 # second run installs nothing new. Needs root (or sudo) for apt-get.
+# (linux-source-6.1 and the kernel build tools on the line after opensbi:
+# tests/tools/gen-linux.sh builds a small kernel for full-system traces.)
 set -eu
 
 PKGS="build-essential autoconf automake libtool pkg-config clang lld
@@ -10,6 +12,7 @@ PKGS="build-essential autoconf automake libtool pkg-config clang lld
   libsqlite3-dev sqlite3 zlib1g-dev nettle-dev
   gcc-riscv64-linux-gnu libc6-dev-riscv64-cross binutils-riscv64-linux-gnu
   qemu-user qemu-system-misc opensbi
+  linux-source-6.1 bc flex bison libssl-dev cpio patch
   python3 python3-jsonschema curl xz-utils git gdb valgrind
   golang-go wrk chromium"
 # Node.js may come from elsewhere on the image (its npm conflicts with Debian's).

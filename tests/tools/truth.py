@@ -8,12 +8,19 @@ nm cannot tell a function from a code label, readelf can), objdump's
 "<name@plt>" labels of PLT stubs; and the "calls <name> <n>" lines the test
 programs print about themselves.
 
-  truth.py self [--aliases] HIST ELF[@BASE]...
+  truth.py self [--aliases] [--asm] [--addrs] HIST ELF[@BASE]...
       Self instructions per function: each executed pc counts for the function
       symbol (STT_FUNC, STT_GNU_IFUNC, a PLT stub "name@plt" or the PLT's
       lazy-binding trampoline ".plt", named as objdump labels them) whose
       [address, address + size) holds it (a size of 0 extends to the next
-      function). One line "<name> <count>" per function that ran, then
+      function). With --asm, code that assembly declares without a type
+      counts too (STT_NOTYPE symbols in an executable section, as the Linux
+      kernel's ENTRY()/END() make them: __memcpy, handle_exception; crt1's
+      load_gp): a sized one like a function, a size-0 one only for pcs that
+      no function or sized symbol holds, up to the next symbol of its section.
+      With --addrs, functions are named "<binary>:0x<address>" (run-time
+      entry address) instead of by symbol names.
+      One line "<name> <count>" per function that ran, then
       "[elf:<binary>] <count> symtab|dynsym" per ELF (the instructions inside
       its PT_LOAD segments, and whether it has a full symbol table or only the
       dynamic symbols of a stripped library, whose unnamed functions leave
@@ -56,19 +63,37 @@ def run(argv):
     return p.stdout
 
 
-def read_symbols(path):
-    """Function symbols of one ELF: ([(addr, size, name, is_global, file)], table).
+def code_sections(path):
+    """{section index: (start, end)} of the ELF's executable sections."""
+    secs = {}
+    for line in run([CROSS + "readelf", "-SW", path]).splitlines():
+        m = re.match(r"\s*\[\s*(\d+)\]\s+\S+\s+(\S+)\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)"
+                     r"\s+[0-9a-f]+\s+(\S*)", line)
+        if m and m.group(2) != "NOBITS" and "X" in m.group(5):
+            start = int(m.group(3), 16)
+            secs[int(m.group(1))] = (start, start + int(m.group(4), 16))
+    return secs
+
+
+def read_symbols(path, asm=False):
+    """Function symbols of one ELF: ([(addr, size, name, is_global, file)], table, labels).
 
     table is "symtab" when the ELF has a .symtab, else "dynsym" (a stripped
     library). Only STT_FUNC and STT_GNU_IFUNC count: a code label (NOTYPE,
     e.g. crt1's load_gp) is not a function. file is the STT_FILE name that
-    precedes a local symbol.
+    precedes a local symbol. With asm, NOTYPE symbols of executable sections
+    count too: sized ones among the functions, size-0 ones as labels
+    [(addr, end, name)], end being the next symbol's address in the section
+    (or its end). Mapping symbols ($x) and assembler locals (.L) never count.
     """
+    secs = code_sections(path) if asm else {}
+    untyped = {}
     tables, cur, file = {}, None, None
     for line in run([CROSS + "readelf", "-sW", path]).splitlines():
         m = re.match(r"Symbol table '(\S+)'", line)
         if m:
             cur, file = tables.setdefault(m.group(1), []), None
+            code = untyped.setdefault(m.group(1), [])
             continue
         f = line.split()
         if cur is None or len(f) < 8 or not f[0].endswith(":"):
@@ -79,8 +104,27 @@ def read_symbols(path):
         elif typ in ("FUNC", "IFUNC") and ndx not in ("UND", "ABS"):
             cur.append((int(f[1], 16), int(f[2], 0), name.split("@")[0], bind != "LOCAL",
                         file if bind == "LOCAL" else None))
+        elif (typ == "NOTYPE" and ndx.isdigit() and int(ndx) in secs and
+              not name.startswith("$") and ".L" not in name):
+            code.append((int(f[1], 16), int(f[2], 0), name, bind != "LOCAL", int(ndx)))
     table = ".symtab" if tables.get(".symtab") else ".dynsym"
-    return tables.get(table, []), table[1:]
+    syms = tables.get(table, [])
+    labels = []
+    if asm:
+        code = untyped.get(table, [])
+        syms += [(a, n, name, glob, None) for a, n, name, glob, _ in code if n]
+        starts = {}
+        for a, _, _, _, ndx in code:
+            starts.setdefault(ndx, set()).add(a)
+        for a, _, _, _, _ in syms:
+            for ndx, (lo, hi) in secs.items():
+                if lo <= a < hi:
+                    starts.setdefault(ndx, set()).add(a)
+        for a, n, name, _, ndx in code:
+            if not n:
+                nxt = [b for b in starts[ndx] if b > a]
+                labels.append((a, min(nxt) if nxt else secs[ndx][1], name))
+    return syms, table[1:], sorted(labels)
 
 
 def plt_entries(path):
@@ -104,7 +148,7 @@ def plt_entries(path):
 class Elf:
     """Function ranges of one ELF at a load base, aliases merged."""
 
-    def __init__(self, spec):
+    def __init__(self, spec, asm=False):
         path, _, base = spec.partition("@")
         if not os.path.isfile(path):
             die("%s: no such file" % path)
@@ -113,7 +157,8 @@ class Elf:
         except ValueError:
             die("%s: bad load base" % spec)
         self.path, self.bin = path, os.path.basename(path)
-        syms, self.table = read_symbols(path)
+        syms, self.table, self.labels = read_symbols(path, asm)
+        self.label_addrs = [a for a, _, _ in self.labels]
         files = {(name, addr): f for addr, _, name, _, f in syms if f}
         syms += [(a, n, name, True, None) for a, n, name in plt_entries(path)]
         by_addr = {}
@@ -164,6 +209,15 @@ class Elf:
             i -= 1
         return None
 
+    def lookup_label(self, pc):
+        """(address, name) of the size-0 code label holding pc (--asm), or None.
+        Only meaningful where lookup() found no function."""
+        off = pc - self.base
+        i = bisect.bisect_right(self.label_addrs, off) - 1
+        if i >= 0 and off < self.labels[i][1]:
+            return self.labels[i][0], self.labels[i][2]
+        return None
+
 
 def read_hist(path):
     hist = []
@@ -180,11 +234,12 @@ def read_hist(path):
 
 
 def cmd_self(argv):
-    aliases = "--aliases" in argv
-    argv = [a for a in argv if a != "--aliases"]
+    flags = {a for a in argv if a in ("--aliases", "--asm", "--addrs")}
+    argv = [a for a in argv if a not in flags]
+    aliases = "--aliases" in flags
     if len(argv) < 2:
-        die("usage: truth.py self [--aliases] HIST ELF[@BASE]...")
-    elfs = [Elf(s) for s in argv[1:]]
+        die("usage: truth.py self [--aliases] [--asm] [--addrs] HIST ELF[@BASE]...")
+    elfs = [Elf(s, "--asm" in flags) for s in argv[1:]]
     counts, nosym, total, per_elf = {}, 0, 0, [0] * len(elfs)
     for pc, c in read_hist(argv[0]):
         total += c
@@ -198,11 +253,23 @@ def cmd_self(argv):
                 counts[(k, i)] = counts.get((k, i), 0) + c
                 break
         else:
-            nosym += c
+            # labels (--asm) only fill what no function of any ELF holds
+            for k, elf in enumerate(elfs):
+                lab = elf.lookup_label(pc)
+                if lab:
+                    counts[(k, lab)] = counts.get((k, lab), 0) + c
+                    break
+            else:
+                nosym += c
     lines = []
     for (k, i), c in counts.items():
-        names = elfs[k].entries[i]["names"]
-        if len(elfs) > 1:
+        if isinstance(i, tuple):  # a label: (address, name)
+            addr, names = i[0], [i[1]]
+        else:
+            addr, names = elfs[k].addrs[i], elfs[k].entries[i]["names"]
+        if "--addrs" in flags:
+            names = ["0x%x" % (addr + elfs[k].base)]
+        if len(elfs) > 1 or "--addrs" in flags:
             names = ["%s:%s" % (elfs[k].bin, n) for n in names]
         extra = " " + " ".join(names[1:]) if aliases and len(names) > 1 else ""
         lines.append("%s %d%s" % (names[0], c, extra))

@@ -1,0 +1,304 @@
+#!/bin/sh
+# Full-system reconstruction of real Linux boots under qemu-system-riscv64
+# (tests/tools/gen-linux.sh): OpenSBI, a Linux 6.1 kernel, /init and three
+# workloads, every executed instruction traced by the QEMU plugin
+# (tests/tools/oobtrace.c: pc + instruction bits; no privilege, no registers,
+# no satp). Two boots: the stock kernel, which takes Sv57 paging on QEMU 7.2,
+# and one forced to Sv39 (FireSim's addresses). Both get the same checks.
+#
+# Ground truth, none of it from oobprof:
+#  - what the guest printed (console.log): init's children, their pids, what
+#    each ran, their exit status; where OpenSBI and the kernel were loaded;
+#  - the plugin's pc histogram (boot.hist), counted inside QEMU, mapped to
+#    functions by tests/tools/truth.py with binutils' symbol tables
+#    (`truth.py self --asm --addrs`: assembly entry points such as the
+#    kernel's __memcpy and handle_exception are untyped symbols, --asm counts
+#    them; functions are keyed by binary and address, so that the many
+#    namesakes of a kernel, static inlines of one header, do not blur);
+#  - each binary's PT_LOAD segments (readelf), which split the histogram by
+#    binary: the workloads are linked at distinct addresses, so a pc alone
+#    says which program ran it.
+# What this trace cannot tell (no registers, no satp): which process runs.
+# oobprof then keeps one shadow stack per hart for all tasks; the checks
+# below that depend on telling tasks apart report what that gives.
+#
+# Prints PASS/FAIL/SKIP: test_full_qemu: <variant>: <case>[ (figures)].
+set -u
+T=test_full_qemu
+: "${OOB_SRCDIR:?}" "${OOB_BUILDDIR:?}"
+G=$OOB_BUILDDIR/tests/gen/linux
+CLI=$OOB_BUILDDIR/oobprof
+[ -x "$CLI" ] || {
+	echo "SKIP: $T: all: $CLI not built"
+	exit 0
+}
+for f in "$G/init" "$G/calls" "$G/sort" "$G/syscalls"; do
+	[ -e "$f" ] || {
+		echo "SKIP: $T: all: no $f (gen-linux did not run: see tests/out/gen-fixtures.log)"
+		exit 0
+	}
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+python3 - "$CLI" "$G" "$OOB_SRCDIR/tests/tools/truth.py" "$tmp" <<'PY'
+import collections, json, os, re, subprocess, sys, time
+cli, G, truth_py, tmp = sys.argv[1:5]
+T = "test_full_qemu"
+CROSS = os.environ.get("CROSS", "riscv64-linux-gnu-")
+USER = ["init", "calls", "sort", "syscalls"]
+WORKLOADS = ["calls", "sort", "syscalls"]
+
+def line(status, variant, case, detail=""):
+    print("%s: %s: %s: %s%s" % (status, T, variant, case, (" (%s)" % detail) if detail else ""))
+
+def check(variant, case, ok, detail=""):
+    line("PASS" if ok else "FAIL", variant, case, detail)
+    return ok
+
+def run(argv, out):
+    """Runs argv with stdout to out; returns (ok, seconds, stderr)."""
+    t0 = time.monotonic()
+    with open(out, "w") as f:
+        p = subprocess.run(argv, stdout=f, stderr=subprocess.PIPE, text=True)
+    return p.returncode == 0, time.monotonic() - t0, p.stderr.strip()[-300:]
+
+def readelf(args, path):
+    return subprocess.run([CROSS + "readelf"] + args + [path], capture_output=True,
+                          text=True, check=True).stdout
+
+def symbol(path, name):
+    for l in readelf(["-sW"], path).splitlines():
+        f = l.split()
+        if len(f) >= 8 and f[7] == name:
+            return int(f[1], 16)
+    return None
+
+def frames_of(fold_line):
+    stack, w = fold_line.rstrip("\n").rsplit(" ", 1)
+    return stack.split(";"), int(w)
+
+results = {}
+for v in ("sv57", "sv39"):
+    d = os.path.join(G, v)
+    files = {n: os.path.join(d, n) for n in ("vmlinux", "boot.oobt", "boot.hist", "console.log")}
+    missing = [p for p in files.values() if not os.path.exists(p)]
+    if missing:
+        line("SKIP", v, "all", "missing %s: see tests/out/gen-fixtures.log" % missing[0])
+        continue
+    elfs = [files["vmlinux"]] + [os.path.join(G, u) for u in USER]
+    opts = sum((["--elf", e] for e in elfs), [])
+    trace = files["boot.oobt"]
+    ok_f, t_fold, e_fold = run([cli, "fold", "--annotate"] + opts + [trace], tmp + "/fold")
+    ok_t, t_top, e_top = run([cli, "top", "--json"] + opts + [trace], tmp + "/top.json")
+    ok_s, t_stats, e_stats = run([cli, "stats"] + opts + [trace], tmp + "/stats")
+    ok_h, _, e_truth = run(["python3", truth_py, "self", "--asm", "--addrs", files["boot.hist"]] + elfs,
+                           tmp + "/truth")
+    if not (ok_f and ok_t and ok_s):
+        line("FAIL", v, "oobprof runs", e_fold or e_top or e_stats)
+        continue
+    if not ok_h:
+        line("FAIL", v, "truth.py runs", e_truth)
+        continue
+    stats = dict(l.split(": ", 1) for l in open(tmp + "/stats").read().splitlines())
+    top = json.load(open(tmp + "/top.json"))
+    fold = [frames_of(l) for l in open(tmp + "/fold")]
+    hist = [(int(a, 16), int(c)) for a, c in (l.split() for l in open(files["boot.hist"]))]
+    total = sum(c for _, c in hist)
+    console = open(files["console.log"], errors="replace").read().replace("\r", "")
+    info = dict(l.split(" ", 1) for l in open(os.path.join(d, "boot.info")).read().splitlines()
+                if " " in l) if os.path.exists(os.path.join(d, "boot.info")) else {}
+
+    # ---- 1. the guest's own words: init, its children, what each ran
+    bad = []
+    if not re.search(r"^init: pid 1 ppid 0$", console, re.M):
+        bad.append("no 'init: pid 1'")
+    kids = {}
+    for pid, what in re.findall(r"^init: child (\d+) exec /(\S+)", console, re.M):
+        kids[what] = int(pid)
+    for pid in re.findall(r"^init: child (\d+) fork spin$", console, re.M):
+        kids["spin"] = int(pid)
+    exits = {int(p): int(s) for p, s in re.findall(r"^init: child (\d+) exit (\d+)$", console, re.M)}
+    for w in WORKLOADS + ["spin"]:
+        pid = kids.get(w)
+        if pid is None:
+            bad.append("init did not start %s" % w)
+        elif not re.search(r"^%s: pid %d " % (w, pid), console, re.M):
+            bad.append("%s (pid %d) did not report" % (w, pid))
+        elif exits.get(pid) != 0:
+            bad.append("%s (pid %d) exit %s" % (w, pid, exits.get(pid)))
+    if "init: done, powering off" not in console or "reboot: Power down" not in console:
+        bad.append("no power-off")
+    check(v, "the boot ran /init and the workloads (console)", not bad,
+          "; ".join(bad) if bad else ", ".join("%s pid %d" % (w, kids[w]) for w in WORKLOADS + ["spin"]))
+
+    # ---- 2. every instruction read: oobprof's count = the plugin's count
+    n = int(stats["instructions"])
+    check(v, "trace instructions = histogram total",
+          n == total and stats["format"].strip('"') == "oobt" and
+          int(info.get("instructions", total)) == total,
+          "oobprof %d, histogram %d, %.1f MB oobt, oobprof %.2f s (fold), %.2f s (stats)" %
+          (n, total, os.path.getsize(trace) / 1e6, t_fold, t_stats))
+
+    # ---- 3. self instructions per function, by (binary, entry address)
+    truth, truth_bin, nosym = {}, {}, 0
+    for l in open(tmp + "/truth"):
+        k, c = l.split()[:2]
+        if k.startswith("[elf:"):
+            truth_bin[k[5:-1]] = int(c)
+        elif k == "[nosym]":
+            nosym = int(c)
+        elif not k.startswith("["):
+            truth[k] = int(c)
+    got, name_of, keys_of, bin_of_name = collections.Counter(), {}, collections.defaultdict(set), {}
+    other = 0  # code in no ELF: firmware, the kernel before its MMU is on, the vDSO
+    for f in top["functions"]:
+        if not f["binary"]:
+            other += f["self_instructions"]
+            continue
+        b = os.path.basename(f["binary"])
+        k = "%s:0x%x" % (b, f["addr"] & (2**64 - 1))
+        got[k] += f["self_instructions"]
+        name_of[k] = f["name"]
+        keys_of[f["name"]].add(k)
+        bin_of_name.setdefault(f["name"], set()).add(b)
+    # the same from the folded stacks' leaves: a display name may stand for
+    # several functions (namesakes in different files): compare their sum
+    leaf = collections.Counter()
+    for fr, w in fold:
+        leaf[re.sub(r"_\[k\]$", "", fr[-1])] += w
+    for b in ["vmlinux"] + USER:
+        tk = {k for k in truth if k.startswith(b + ":")}
+        gk = {k for k in got if k.startswith(b + ":")}
+        diff = sorted((k for k in tk | gk if truth.get(k, 0) != got.get(k, 0)),
+                      key=lambda k: -abs(truth.get(k, 0) - got.get(k, 0)))
+        names = {name_of[k] for k in gk}
+        fdiff = [nm for nm in names if leaf.get(nm, 0) != sum(truth.get(k, 0) for k in keys_of[nm])]
+        detail = "; ".join("%s %s: oobprof %d, truth %d" % (k, name_of.get(k, "?"), got.get(k, 0),
+                                                          truth.get(k, 0)) for k in diff[:5])
+        if fdiff:
+            detail += "; fold leaves: " + "; ".join(
+                "%s: fold %d, truth %d" % (nm, leaf.get(nm, 0),
+                                          sum(truth.get(k, 0) for k in keys_of[nm]))
+                for nm in sorted(fdiff)[:5])
+        check(v, "%s: self instructions per function = truth.py (fold, top)" % b,
+              not diff and not fdiff,
+              detail or "%d functions, %d instructions" % (len(tk), sum(truth[k] for k in tk)))
+    check(v, "code in no ELF (firmware, kernel before the MMU, vDSO) = truth.py [nosym]",
+          other == nosym, "oobprof %d, truth %d" % (other, nosym))
+
+    # ---- 4. user instructions per binary: the histogram split by PT_LOAD
+    # ranges against oobprof's binary of each function. With no registers,
+    # oobprof tells the binaries apart by pc alone; as their code does not
+    # overlap, they share one user code space and the address decides
+    # (DESIGN.md 4.3's instruction matching is for binaries that overlap).
+    per_bin = collections.Counter()
+    for f in top["functions"]:
+        if f["binary"]:
+            per_bin[os.path.basename(f["binary"])] += f["self_instructions"]
+    utotal = sum(truth_bin.get(u, 0) for u in USER)
+    wrong = sum(abs(truth_bin.get(u, 0) - per_bin.get(u, 0)) for u in USER) // 2
+    check(v, "user instructions per binary = histogram by address range",
+          wrong == 0 and utotal > 0,
+          "%s; %d of %d misattributed, %.4f%% right" % (
+              ", ".join("%s %d/%d" % (u, per_bin.get(u, 0), truth_bin.get(u, 0)) for u in USER),
+              wrong, utotal, 100.0 * (utotal - wrong) / max(utotal, 1)))
+
+    # ---- 5. kernel frames never below user frames without a trap marker,
+    # user frames never above kernel frames. Frames of code in no ELF are
+    # told apart by where the console says it was loaded: OpenSBI (and the
+    # reset ROM) is firmware, the kernel's load address starts its
+    # pre-MMU code; what is left in the lower half is user code (the vDSO).
+    fw_base = int(re.search(r"Firmware Base\s*:\s*0x([0-9a-f]+)", console).group(1), 16)
+    fw_size = int(re.search(r"Firmware Size\s*:\s*(\d+) KB", console).group(1)) * 1024
+    k_load = int(re.search(r"Next Address\s*:\s*0x([0-9a-f]+)", console).group(1), 16)
+    k_size = symbol(files["vmlinux"], "_end") - symbol(files["vmlinux"], "_start")
+    def kind(fr):
+        if fr.endswith("_[k]"):
+            return "K"
+        if fr.startswith("[trap") or fr.startswith("[irq"):
+            return "M"
+        if fr.startswith("["):
+            return "X"
+        m = re.fullmatch(r"0x([0-9a-f]+)", fr)
+        if m:
+            a = int(m.group(1), 16)
+            if 0x1000 <= a < 0x2000 or fw_base <= a < fw_base + fw_size:
+                return "F"
+            if k_load <= a < k_load + k_size:
+                return "P"
+        return "U"
+    mixed, mixed_w, ex = 0, 0, None
+    for fr, w in fold:
+        seen_k, prev = False, None  # prev: the last user, kernel or marker frame
+        # a process root ("init [task 1]": a task per binary) is neither
+        if re.fullmatch(r"\S+ \[task \d+\]|\S+ -?\d+", fr[0]):
+            fr = fr[1:]
+        for f in fr:
+            c = kind(f)
+            if (c == "K" and prev == "U") or (c == "U" and seen_k):
+                mixed, mixed_w, ex = mixed + 1, mixed_w + w, ex or ";".join(fr)
+                break
+            seen_k |= c == "K"
+            prev = c if c in ("U", "K", "M") else prev
+    rep = {k: stats[k].strip() for k in ("repairs_unwind", "repairs_unknown", "returns_above",
+                                         "traps", "trap_returns")}
+    sw = symbol(files["vmlinux"], "__switch_to")
+    switches = sum(c for pc, c in hist if pc == sw)
+    check(v, "kernel and user frames never mix", mixed == 0,
+          ("%d stacks, %d instructions, e.g. %s; " % (mixed, mixed_w, ex[:300]) if mixed else
+           "%d stacks; " % len(fold)) +
+          "repairs: unwind %s, unknown %s, returns_above %s; traps %s, trap returns %s; "
+          "__switch_to ran %d times" % (rep["repairs_unwind"], rep["repairs_unknown"],
+                                        rep["returns_above"], rep["traps"], rep["trap_returns"],
+                                        switches))
+
+    # ---- 6. one program per user stack: every process here runs one static
+    # binary, so user frames of two binaries on one stack are two processes'
+    # frames stacked up (or an exec'd program shown called by its parent).
+    multi, multi_w, pairs, ex = 0, 0, collections.Counter(), None
+    for fr, w in fold:
+        bins = []
+        for f in fr:
+            b = bin_of_name.get(f)
+            if b and len(b) == 1 and "vmlinux" not in b and next(iter(b)) not in bins:
+                bins.append(next(iter(b)))
+        if len(bins) > 1:
+            multi, multi_w = multi + 1, multi_w + w
+            pairs["->".join(bins)] += w
+            ex = ex or ";".join(f for f in fr if not f.endswith("_[k]"))[:200]
+    user_names = {nm for nm, bs in bin_of_name.items() if bs - {"vmlinux"}}
+    user_rooted = sum(w for fr, w in fold if any(f in user_names for f in fr))
+    check(v, "one program per user stack", multi == 0,
+          "%d stacks, %d instructions (%.1f%% of the %d under user frames) hold frames of several "
+          "binaries: %s; e.g. %s" % (multi, multi_w, 100.0 * multi_w / max(user_rooted, 1),
+                                      user_rooted, ", ".join("%s %d" % kv for kv in
+                                                             pairs.most_common(6)), ex)
+          if multi else "%d instructions under user frames" % user_rooted)
+
+    # what the two boots are compared on
+    kernel_pcs = [pc for pc, _ in hist if pc >> 63]
+    user_elf = [(lo, hi) for u in USER for lo, hi in
+                ((int(f[2], 16), int(f[2], 16) + int(f[5], 16)) for f in
+                 (l.split() for l in readelf(["-lW"], os.path.join(G, u)).splitlines())
+                 if f and f[0] == "LOAD")]
+    vdso = sorted({pc & ~0xfff for pc, _ in hist if not pc >> 63 and kind("0x%x" % pc) == "U"
+                   and not any(lo <= pc < hi for lo, hi in user_elf)})
+    results[v] = {"kmin": min(kernel_pcs), "kmax": max(kernel_pcs), "vdso": vdso,
+                  "kphys": sum(c for pc, c in hist if k_load <= pc < k_load + k_size)}
+
+# ---- Sv57 against Sv39: the paging mode shows in the user addresses
+if "sv57" in results and "sv39" in results:
+    a, b = results["sv57"], results["sv39"]
+    same_kernel = a["kmin"] >> 31 == b["kmin"] >> 31 == (2**33 - 1) and a["kmax"] >> 31 == b["kmax"] >> 31
+    check("sv57/sv39", "kernel text at the same addresses in both modes (the top 2 GiB)", same_kernel,
+          "sv57 0x%x..0x%x, sv39 0x%x..0x%x" % (a["kmin"], a["kmax"], b["kmin"], b["kmax"]))
+    # Only a 57-bit user half has addresses at or above 2^47 (Sv48's limit);
+    # the Sv39 user half ends at 2^38.
+    ok = (a["vdso"] and b["vdso"] and all(1 << 47 <= p < 1 << 56 for p in a["vdso"])
+          and all(p < 1 << 38 for p in b["vdso"]))
+    check("sv57/sv39", "user code outside the ELFs (vDSO) in the mode's user half", ok,
+          "sv57 %s (>= 2^47: Sv57 only), sv39 %s (< 2^38); kernel before the MMU: sv57 %d, "
+          "sv39 %d instructions" % ([hex(p) for p in a["vdso"]], [hex(p) for p in b["vdso"]],
+                                   a["kphys"], b["kphys"]))
+PY
