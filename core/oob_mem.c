@@ -95,7 +95,7 @@ static struct arena_block *block_new(size_t size)
 
 void *oob_arena_alloc(struct oob_arena *a, size_t n)
 {
-	size_t align = sizeof(max_align_t);
+	size_t align = _Alignof(max_align_t);
 	n = (n + align - 1) & ~(align - 1);
 	struct arena_block *b = a->head;
 	if (!b || b->size - b->used < n) {

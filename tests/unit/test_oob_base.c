@@ -29,7 +29,7 @@ static void arena_alignment_and_big_blocks(void)
 	struct oob_arena *a = oob_arena_new();
 	for (int i = 1; i < 5000; i += 37) {
 		char *p = oob_arena_alloc(a, (size_t)i);
-		CHECK(((uintptr_t)p % sizeof(max_align_t)) == 0);
+		CHECK(((uintptr_t)p % _Alignof(max_align_t)) == 0);
 		memset(p, 0xab, (size_t)i);
 	}
 	char *big = oob_arena_zalloc(a, 1 << 20);
