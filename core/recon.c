@@ -281,6 +281,12 @@ static void ret(struct recon *r, struct recon_hart *h, struct code_block *nb, ui
 		   (uint32_t)at < h->stk->n - 1) {
 		r->st.repairs_unwind++;
 		pop_to(r, h, (uint32_t)at + 1);
+	} else if (nb->func != FRAME_NONE && nb->start == nb->entry && !stack_top(h->stk)->marker) {
+		/* Landing on an entry that no frame returns to: a jump through a
+		 * register that the hint table reads as a return (Linux's
+		 * exception dispatch, `jr t0`). A tail call. */
+		r->st.returns--;
+		replace_top(r, h, nb->func, 1);
 	} else if (h->stk->n - 1 == base && h->stk->v[base].ret == STACK_RET_NONE) {
 		r->st.returns_above++;
 		rebase(r, h, nb, 0);

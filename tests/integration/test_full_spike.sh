@@ -209,3 +209,36 @@ st = dict(l.split(": ", 1) for l in open(tmp + "/stats").read().splitlines())
 rep = int(st["repairs_unknown"]) + int(st["repairs_unwind"])
 check("repairs near zero", rep <= 10, "unwind %s unknown %s" % (st["repairs_unwind"].strip(), st["repairs_unknown"].strip()))
 PY
+
+# Exact call counts of kernel functions that Linux enters in several ways
+# (do_page_fault by the exception dispatch's `jr t0`, ret_from_exception by a
+# handler's return and by falling through): the entries the log shows, i.e.
+# records at the function's entry address coming from outside the function
+# (none of these recurses), with addresses and sizes from readelf.
+"$CLI" top --json $ELFS "$LOG" >"$tmp/top.json" || { echo "FAIL: $T: top: oobprof failed"; exit 1; }
+python3 - "$tmp/top.json" "$LOG" "$G/vmlinux" <<'PY'
+import json, subprocess, sys
+T = "test_full_spike"
+top, log, vmlinux = sys.argv[1:4]
+FUNCS = ["do_page_fault", "ret_from_exception", "handle_mm_fault", "kernel_clone",
+         "copy_process", "do_execveat_common", "schedule_tail"]
+syms = {}
+for l in subprocess.run(["riscv64-linux-gnu-readelf", "-sW", vmlinux], capture_output=True,
+                        text=True).stdout.splitlines():
+    w = l.split()
+    if len(w) >= 8 and w[7] in FUNCS and w[6] != "UND":
+        syms[w[7]] = (int(w[1], 16), int(w[2], 0))
+entries = {f: 0 for f in FUNCS}
+prev = None
+for line in open(log):
+    pc = int(line.split()[3], 16)
+    for f, (a, size) in syms.items():
+        if pc == a and not (prev is not None and a <= prev < a + max(size, 1)):
+            entries[f] += 1
+    prev = pc
+got = {f["name"]: f["calls"] for f in json.load(open(top))["functions"] if f["name"] in FUNCS}
+bad = ["%s %s != %d" % (f, got.get(f), n) for f, n in entries.items() if got.get(f) != n]
+ok = not bad and len(syms) == len(FUNCS) and all(entries.values())
+print(("PASS" if ok else "FAIL") + ": %s: kernel call counts equal the entries in the log (%s)"
+      % (T, bad or ", ".join("%s %d" % kv for kv in entries.items())))
+PY
