@@ -86,36 +86,54 @@ static size_t count_intervals(const json_t *v)
 	return n;
 }
 
+/* A finished job's stack events and the profile of the run that recorded
+ * them, held for one request. */
+struct job_events {
+	struct api_cache_ref *ref;
+	int partial;
+	struct evlog *log;
+	struct profile *p;
+};
+
+static int job_events_get(struct api_ctx *c, int64_t id, struct job_events *x, struct oob_err *e)
+{
+	struct catalog_result row;
+	const struct result *res;
+	if (!(x->ref = api_job_result(c, id, &row, &res, e)))
+		return e->code;
+	x->partial = result_partial(res);
+	return api_job_events(c, &row, id, x->partial, &x->log, &x->p, e);
+}
+
+static void job_events_put(struct api_ctx *c, struct job_events *x)
+{
+	profile_free(x->p);
+	evlog_free(x->log);
+	if (x->ref)
+		api_cache_put(c->cache, x->ref);
+}
+
 static json_t *build(struct api_ctx *c, struct http_req *r, int64_t id, struct oob_err *e)
 {
 	struct timeline_opts o;
-	struct catalog_result row;
-	const struct result *res;
-	struct evlog *log = NULL;
-	struct profile *p = NULL;
+	struct job_events x = {0};
 	struct timeline *t = NULL;
 	struct api_go go = {0};
 	unsigned tracks = TIMELINE_T_ALL;
 	const char *tr = http_req_arg(r, "tracks");
 	json_t *j = NULL;
-	struct api_cache_ref *ref = NULL;
 	if (window_args(r, &o, e) < 0 || (tr && timeline_tracks_parse(tr, &tracks, e) < 0) ||
-	    !(ref = api_job_result(c, id, &row, &res, e)))
+	    job_events_get(c, id, &x, e) < 0 || timeline_harts(x.log, x.p, &o, &t, e) < 0 ||
+	    api_go_load(c, id, &go, e) < 0)
 		goto out;
-	if (api_job_events(c, &row, id, result_partial(res), &log, &p, e) < 0 ||
-	    timeline_harts(log, p, &o, &t, e) < 0 || api_go_load(c, id, &go, e) < 0)
-		goto out;
-	j = timeline_json(t, p, go.trace ? &go.go : NULL, &o, tracks);
+	j = timeline_json(t, x.p, go.trace ? &go.go : NULL, &o, tracks);
 	if (go.clock && !go.aligned)
 		json_object_set_new(j, "go", json_pack("{s:O}", "clock", go.clock));
-	json_object_set_new(j, "partial", json_boolean(result_partial(res)));
+	json_object_set_new(j, "partial", json_boolean(x.partial));
 out:
 	api_go_free(&go);
 	timeline_free(t);
-	profile_free(p);
-	evlog_free(log);
-	if (ref)
-		api_cache_put(c->cache, ref);
+	job_events_put(c, &x);
 	return j;
 }
 
@@ -146,15 +164,11 @@ int api_timeline_flamegraph(struct api_ctx *c, struct http_req *r, int64_t id,
 {
 	struct oob_err e = {0};
 	struct timeline_opts o;
-	struct catalog_result row;
-	const struct result *res;
-	struct evlog *log = NULL;
-	struct profile *p = NULL, *w = NULL;
-	struct api_cache_ref *ref = NULL;
-	if (window_args(r, &o, &e) == 0 && (ref = api_job_result(c, id, &row, &res, &e)) &&
-	    api_job_events(c, &row, id, result_partial(res), &log, &p, &e) == 0 &&
-	    timeline_profile(log, p, o.hart, o.from, o.to, &w, &e) == 0) {
-		json_t *j = api_flame_build(w, result_partial(res), fo);
+	struct job_events x = {0};
+	struct profile *w = NULL;
+	if (window_args(r, &o, &e) == 0 && job_events_get(c, id, &x, &e) == 0 &&
+	    timeline_profile(x.log, x.p, o.hart, o.from, o.to, &w, &e) == 0) {
+		json_t *j = api_flame_build(w, x.partial, fo);
 		json_object_set_new(j, "from", json_integer((json_int_t)o.from));
 		json_object_set_new(j, "to", o.to ? json_integer((json_int_t)o.to) : json_null());
 		http_respond_json(r, 200, j);
@@ -162,9 +176,6 @@ int api_timeline_flamegraph(struct api_ctx *c, struct http_req *r, int64_t id,
 		http_respond_oob_err(r, &e);
 	}
 	profile_free(w);
-	profile_free(p);
-	evlog_free(log);
-	if (ref)
-		api_cache_put(c->cache, ref);
+	job_events_put(c, &x);
 	return HTTP_BODY_NONE;
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "oob_mem.h"
+#include "oobt.h"
 
 #define BUF_SIZE    (256 * 1024)
 #define HEADER	    32
@@ -33,7 +34,7 @@ struct evlog {
 	uint8_t buf[BUF_SIZE];
 };
 
-/* ---- little-endian and varints ---- */
+/* ---- little-endian and varints (written as oobt writes them, oobt.h) ---- */
 
 static void put_u64(uint8_t *p, uint64_t v)
 {
@@ -47,17 +48,6 @@ static uint64_t get_u64(const uint8_t *p)
 	for (int i = 0; i < 8; i++)
 		v |= (uint64_t)p[i] << (8 * i);
 	return v;
-}
-
-static size_t put_varint(uint8_t *p, uint64_t v)
-{
-	size_t n = 0;
-	while (v >= 0x80) {
-		p[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (uint8_t)v;
-	return n;
 }
 
 /* Decodes one varint from [*p, end); 0, or -1 when it is cut or too long. */
@@ -75,16 +65,6 @@ static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
 		}
 	}
 	return -1;
-}
-
-static uint64_t zigzag(int64_t v)
-{
-	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
-
-static int64_t unzigzag(uint64_t v)
-{
-	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
 /* ---- writing ---- */
@@ -181,14 +161,14 @@ void evlog_record(void *ctx, const struct recon_event *ev)
 	if (l->used + REC_MAX > BUF_SIZE)
 		flush_buf(l);
 	uint8_t *p = l->buf + l->used;
-	size_t n = put_varint(p, (uint64_t)ev->hart << 2 | (uint64_t)(ev->calls != 0) << 1 |
-				     (ev->kind == RECON_EV_CLOSE));
-	n += put_varint(p + n, ev->frame);
-	n += put_varint(p + n, ev->depth);
-	n += put_varint(p + n, ev->insn - h->last_insn);
-	n += put_varint(p + n, zigzag((int64_t)(ev->cycle - h->last_cycle)));
-	n += put_varint(p + n, zigzag((int64_t)(ev->seq - l->last_seq)));
-	l->used += n;
+	p = oobt_put_varint(p, (uint64_t)ev->hart << 2 | (uint64_t)(ev->calls != 0) << 1 |
+				   (ev->kind == RECON_EV_CLOSE));
+	p = oobt_put_varint(p, ev->frame);
+	p = oobt_put_varint(p, ev->depth);
+	p = oobt_put_varint(p, ev->insn - h->last_insn);
+	p = oobt_put_varint(p, oobt_zz((int64_t)(ev->cycle - h->last_cycle)));
+	p = oobt_put_varint(p, oobt_zz((int64_t)(ev->seq - l->last_seq)));
+	l->used = (size_t)(p - l->buf);
 	l->last_seq = ev->seq;
 	h->last_insn = ev->insn;
 	h->last_cycle = ev->cycle;
@@ -430,10 +410,10 @@ static int decode(struct replay *r, int hart, uint32_t nframes, struct recon_eve
 	ev->frame = (uint32_t)v[1];
 	ev->depth = (uint32_t)v[2];
 	s->insn += v[3];
-	s->cycle += (uint64_t)unzigzag(v[4]);
+	s->cycle += (uint64_t)oobt_unzz(v[4]);
 	ev->insn = s->insn;
 	ev->cycle = s->cycle;
-	r->seq += (uint64_t)unzigzag(v[5]);
+	r->seq += (uint64_t)oobt_unzz(v[5]);
 	ev->seq = r->seq;
 	int rc = nest(r, s, ev, at);
 	if (rc < 0)

@@ -51,8 +51,10 @@ int timeline_go_clock(const struct gotrace *gt, const struct timeline_go_req *q,
 	struct goclock_alignment *al = NULL;
 	*desc = NULL;
 	if (q->have_hz &&
-	    goclock_from_hz(q->hz, q->offset, gotrace_info(gt)->freq, &given, err) < 0)
+	    goclock_from_hz(q->hz, q->offset, gotrace_info(gt)->freq, &given, err) < 0) {
+		*desc = refused(source, err->msg);
 		return err->code;
+	}
 	if (q->have_hz && !q->nelfs) { /* nothing to check it against */
 		*clock = given;
 		*desc = json_pack("{s:b, s:s, s:f, s:f, s:I, s:f, s:f}", "ok", 1, "source", source,
@@ -64,7 +66,7 @@ int timeline_go_clock(const struct gotrace *gt, const struct timeline_go_req *q,
 	if (rc == 0) {
 		*clock = al->fit.clock;
 		*desc = fit_desc(al, source);
-	} else if (rc == -EINVAL && al) {
+	} else {
 		*desc = refused(source, err->msg);
 	}
 	goclock_alignment_free(al);

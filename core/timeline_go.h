@@ -43,9 +43,10 @@ struct timeline_go_req {
 
 /*
  * Maps gt: fills *clock and returns the description (new reference) in
- * *desc. Returns 0 when the model holds; -EINVAL when the fit is refused
- * (*desc says why, "ok": false); other errors (no ELF with the function,
- * an unreadable trace) with *desc NULL.
+ * *desc. Returns 0 when the model holds; otherwise -EINVAL (the fit is
+ * refused, or the given clock is not valid), -ENOENT (no ELF with the
+ * function) or the instruction trace's read errors, with *desc saying why
+ * ("ok": false).
  */
 int timeline_go_clock(const struct gotrace *gt, const struct timeline_go_req *q,
 		      struct goclock *clock, json_t **desc, struct oob_err *err);

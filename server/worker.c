@@ -296,13 +296,10 @@ static int go_overlay(struct run *run, struct oob_err *err)
 	json_t *desc = NULL;
 	struct oob_err why = {0};
 	q.trace.in.more = NULL;
-	if (timeline_go_clock(g, &q, &clock, &desc, &why) < 0 && !desc)
-		desc = json_pack("{s:b, s:s, s:s}", "ok", 0, "source", q.have_hz ? "given" : "fit",
-				 "error", why.msg);
-	gotrace_free(g);
-	if (!json_is_true(json_object_get(desc, "ok")))
+	if (timeline_go_clock(g, &q, &clock, &desc, &why) < 0)
 		OOB_INFO("job %lld: the Go trace stays unaligned: %s", (long long)run->ctl->id,
 			 why.msg);
+	gotrace_free(g);
 	char *text = json_dumps(desc, JSON_COMPACT);
 	json_decref(desc);
 	worker_result_rel(run->ctl->id, "go.json", rel, sizeof(rel));

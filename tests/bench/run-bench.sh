@@ -29,22 +29,13 @@ for f in "$cli" "$prog" "$plugin"; do
 done
 mkdir -p "$dir" || exit 1
 
-# is_stale TARGET FILE...: TARGET missing or older than a FILE.
-is_stale() {
-	t=$1
-	shift
-	[ -e "$t" ] || return 0
-	for f in "$@"; do
-		[ -n "$(find "$f" -newer "$t" 2>/dev/null)" ] && return 0
-	done
-	return 1
-}
+. "$OOB_SRCDIR/tests/tools/newer.sh"
 
 # The trace, then its conversions; each step only when its input changed.
 echo "$ROUNDS" >"$dir/rounds.new"
 cmp -s "$dir/rounds.new" "$dir/rounds" || mv "$dir/rounds.new" "$dir/rounds"
 rm -f "$dir/rounds.new"
-if is_stale "$dir/mixed.oobt" "$prog" "$plugin" "$dir/rounds"; then
+if newer "$dir/mixed.oobt" "$prog" "$plugin" "$dir/rounds"; then
 	echo "bench: tracing mixed $ROUNDS under qemu-riscv64 (plugin oobtrace)"
 	rm -f "$dir/mixed.oobt" "$dir/mixed.trv" "$dir/mixed.trv.lz4"
 	start=$(date +%s.%N)
@@ -53,10 +44,10 @@ if is_stale "$dir/mixed.oobt" "$prog" "$plugin" "$dir/rounds"; then
 	end=$(date +%s.%N)
 	echo "bench: traced in $(echo "$start $end" | awk '{ printf "%.1f", $2 - $1 }') s"
 fi
-if is_stale "$dir/mixed.trv" "$dir/mixed.oobt"; then
+if newer "$dir/mixed.trv" "$dir/mixed.oobt"; then
 	"$cli" convert --to tracerv-bin "$dir/mixed.oobt" -o "$dir/mixed.trv" || exit 1
 fi
-if is_stale "$dir/mixed.trv.lz4" "$dir/mixed.trv"; then
+if newer "$dir/mixed.trv.lz4" "$dir/mixed.trv"; then
 	# oobprof convert writes the LZ4 frame itself when it has the option;
 	# the lz4 tool makes the same kind of file otherwise.
 	"$cli" convert --to tracerv-bin --lz4 "$dir/mixed.oobt" -o "$dir/mixed.trv.lz4" 2>/dev/null ||

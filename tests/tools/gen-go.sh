@@ -34,16 +34,7 @@ fail() {
 	status=1
 }
 
-# newer TARGET FILE...: true when TARGET is missing or older than any FILE.
-newer() {
-	t=$1
-	shift
-	[ -e "$t" ] || return 0
-	for f in "$@"; do
-		[ -n "$(find "$f" -newer "$t" 2>/dev/null)" ] && return 0
-	done
-	return 1
-}
+. "$src/tests/tools/newer.sh"
 
 if ! command -v go >/dev/null 2>&1; then
 	echo "SKIP: gen-go: go not installed (no ground truth for Go traces)"

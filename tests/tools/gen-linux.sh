@@ -299,16 +299,7 @@ sh "$src/tests/tools/gen-programs.sh" --plugin "$1" || status=1
 	exit "$status"
 }
 
-# newer TARGET FILE...: true when TARGET is missing or older than any FILE.
-newer() {
-	t=$1
-	shift
-	[ -e "$t" ] || return 0
-	for f in "$@"; do
-		[ -n "$(find "$f" -newer "$t" 2>/dev/null)" ] && return 0
-	done
-	return 1
-}
+. "$src/tests/tools/newer.sh"
 
 # boot VARIANT: one deterministic run. -icount shift=0: one instruction is one
 # ns of guest time and the guest clock follows instructions, not the host;

@@ -55,16 +55,7 @@ for f in $WRITER_SRCS; do
 done
 mkdir -p "$out" || exit 1
 
-# newer TARGET FILE...: true when TARGET is missing or older than any FILE.
-newer() {
-	t=$1
-	shift
-	[ -e "$t" ] || return 0
-	for f in "$@"; do
-		[ -n "$(find "$f" -newer "$t" 2>/dev/null)" ] && return 0
-	done
-	return 1
-}
+. "$src/tests/tools/newer.sh"
 
 build_plugin() {
 	srcs="$src/tests/tools/oobtrace.c"
