@@ -137,16 +137,12 @@ static int rerun(struct api_ctx *c, int64_t id, struct evlog *log, struct profil
 	struct rerun *x = oob_xcalloc(1, sizeof(*x));
 	int rc = resolve(c, id, x, e);
 	if (rc == 0) {
-		struct recon_opts o = {0};
+		struct recon_opts o;
 		const char *trace = x->trace;
-		o.trace.format = x->spec.format;
-		o.trace.tracerv = x->spec.tracerv;
-		o.trace.hart = (uint16_t)x->spec.hart;
+		jobspec_recon_opts(&x->spec, &o);
 		o.elfs = x->elfs;
 		o.nelfs = x->spec.nbins;
 		o.events_path = x->spec.events ? x->events : NULL;
-		o.inline_frames = x->spec.inline_frames;
-		o.max_insns = x->spec.max_insns;
 		o.on_event = evlog_record;
 		o.event_ctx = log;
 		OOB_INFO("job %lld: reconstructing again for a time-keeping export", (long long)id);

@@ -72,6 +72,9 @@ static void usage(FILE *f)
 	      "  --inline              add inlined functions as frames\n"
 	      "  --json                top: JSON output\n"
 	      "  --events F            sideband process events (JSON Lines)\n"
+	      "  --tasks auto|satp     tell processes apart by sideband events, else the\n"
+	      "                        kernel's own functions (auto), or by address space\n"
+	      "                        (satp writes in the trace)\n"
 	      "  --hart N              hart of a single-hart trace file (default 0)\n"
 	      "  --tracerv-width N     TracerV binary: retire width (default: detect)\n"
 	      "  --tracerv-words N     TracerV binary: 64-bit words per record\n"
@@ -154,6 +157,7 @@ enum {
 	OPT_TRACKS,
 	OPT_GOTRACE,
 	OPT_GOCLOCK,
+	OPT_TASKS,
 };
 
 static const struct option long_opts[] = {
@@ -181,6 +185,7 @@ static const struct option long_opts[] = {
     {"tracks", required_argument, NULL, OPT_TRACKS},
     {"gotrace", required_argument, NULL, OPT_GOTRACE},
     {"go-clock", required_argument, NULL, OPT_GOCLOCK},
+    {"tasks", required_argument, NULL, OPT_TASKS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -274,6 +279,8 @@ static int parse_opt(struct cli *c, int opt, char *val)
 	case OPT_EVENTS:
 		c->ro.events_path = val;
 		return 0;
+	case OPT_TASKS:
+		return recon_tasks_parse(val, &c->ro.tasks) < 0 ? bad_value("--tasks", val) : 0;
 	case OPT_HART:
 		if (parse_number_opt("--hart", val, 65535, &u) < 0)
 			return -EINVAL;

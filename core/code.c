@@ -39,8 +39,7 @@ void code_space_destroy(struct code_space *cs)
 	memset(cs, 0, sizeof(*cs));
 }
 
-/* Bits of the ELF image mapped at pc, if any. */
-static int elf_fetch(const struct code_space *cs, uint64_t pc, uint32_t *bits)
+int code_elf_fetch(const struct code_space *cs, uint64_t pc, uint32_t *bits)
 {
 	uint8_t b[4];
 	size_t got = cs->syms ? sym_space_read(cs->syms, pc, b, 4) : 0;
@@ -72,7 +71,7 @@ void code_put(struct code_space *cs, uint64_t pc, uint32_t bits)
 		uint32_t elf;
 		const uint64_t *b = oob_map_get(&cs->blocks, pc);
 		stale = (b && ((const struct code_block *)(uintptr_t)*b)->end == CODE_END_NOCODE) ||
-			(elf_fetch(cs, pc, &elf) && elf != bits);
+			(code_elf_fetch(cs, pc, &elf) && elf != bits);
 	}
 	if (stale) {
 		oob_map_clear(&cs->blocks);
@@ -87,7 +86,7 @@ int code_fetch(const struct code_space *cs, uint64_t pc, uint32_t *bits)
 		*bits = (uint32_t)*v;
 		return 1;
 	}
-	return elf_fetch(cs, pc, bits);
+	return code_elf_fetch(cs, pc, bits);
 }
 
 /* The containing function's frame and its run-time range, from the symbols. */

@@ -104,6 +104,9 @@ void code_put(struct code_space *cs, uint64_t pc, uint32_t bits);
 
 /* Instruction bits at pc (trace first, then ELF). Returns 1 and fills *bits, or 0. */
 int code_fetch(const struct code_space *cs, uint64_t pc, uint32_t *bits);
+/* Bits of the ELF image mapped at pc, ignoring what the trace showed there:
+ * 1 if there is code, 0 if not. */
+int code_elf_fetch(const struct code_space *cs, uint64_t pc, uint32_t *bits);
 
 struct code_block *code_block_build(struct code_space *cs, uint64_t pc);
 

@@ -47,6 +47,21 @@ void proc_init(struct proc *p, struct frame_table *ft, const struct sym_binary *
 	h->off_fname = member(kernel, "filename", "name");
 }
 
+void proc_init_satp(struct proc *p, struct frame_table *ft, unsigned trace_fields)
+{
+	proc_init(p, ft, NULL, 0, 0, trace_fields);
+	p->enabled = p->by_satp = (trace_fields & TRACE_F_REGS) != 0;
+}
+
+void proc_note_space(struct task *t, uint64_t satp)
+{
+	for (size_t k = 0; k < t->nsatps; k++)
+		if (t->satps[k] == satp)
+			return;
+	oob_xgrow((void **)&t->satps, &t->cap_satps, t->nsatps + 1, sizeof(*t->satps));
+	t->satps[t->nsatps++] = satp;
+}
+
 void proc_destroy(struct proc *p)
 {
 	for (size_t i = 0; i < p->ntasks; i++) {
@@ -55,6 +70,7 @@ void proc_destroy(struct proc *p)
 		for (size_t k = 0; k < t->nexecs; k++)
 			free(t->execs[k].path);
 		free(t->execs);
+		free(t->satps);
 		free(t);
 	}
 	free(p->tasks);
@@ -193,6 +209,10 @@ void proc_apply(struct proc *p, const struct trace_batch *b, uint32_t upto)
 			if (x->num && x->num < 32)
 				regs[x->num] = x->val;
 			break;
+		case TRACE_X_CSR:
+			if (x->num == PROC_CSR_SATP)
+				regs[PROC_REG_SATP] = x->val;
+			break;
 		case TRACE_X_STORE:
 			mem_write(p, x->addr, x->val, w);
 			break;
@@ -215,6 +235,19 @@ static int kernel_mode(const struct trace_batch *b, uint32_t i)
 	return b->priv ? b->priv[i] >= 1 : (int)(b->pc[i] >> 63);
 }
 
+/* 1 if x says which task runs (a kernel tp write, or a satp write), with
+ * that task's key in *key. */
+static int switch_key(const struct proc *p, const struct trace_batch *b,
+		      const struct trace_extra *x, uint64_t *key)
+{
+	if (p->by_satp) {
+		*key = PROC_SATP_KEY(x->val);
+		return x->kind == TRACE_X_CSR && x->num == PROC_CSR_SATP;
+	}
+	*key = x->val;
+	return x->kind == TRACE_X_REG && x->num == TP && x->val >> 63 && kernel_mode(b, x->idx);
+}
+
 uint32_t proc_next_switch(struct proc *p, const struct trace_batch *b, uint32_t from,
 			  struct task *cur, uint64_t *key)
 {
@@ -229,18 +262,17 @@ uint32_t proc_next_switch(struct proc *p, const struct trace_batch *b, uint32_t 
 			hi = mid;
 	}
 	for (uint32_t k = lo; k < b->nx; k++) {
-		const struct trace_extra *x = &b->x[k];
-		if (x->kind != TRACE_X_REG || x->num != TP || !(x->val >> 63) ||
-		    !kernel_mode(b, x->idx) || x->val == cur->key)
+		uint64_t next;
+		if (!switch_key(p, b, &b->x[k], &next) || next == cur->key)
 			continue;
-		if (!cur->key && !proc_task_find(p, x->val)) {
-			cur->key = x->val; /* the task we started in, named at last */
-			*oob_map_put(&p->by_key, x->val, NULL) = cur->idx;
+		if (!cur->key && !p->by_satp && !proc_task_find(p, next)) {
+			cur->key = next; /* the task we started in, named at last */
+			*oob_map_put(&p->by_key, next, NULL) = cur->idx;
 			continue;
 		}
-		*key = x->val;
+		*key = next;
 		p->switches++;
-		return x->idx + 1;
+		return b->x[k].idx + 1;
 	}
 	return b->n;
 }
@@ -270,8 +302,10 @@ void proc_exec(struct task *t, const char *path, uint64_t when,
 	snprintf(t->comm, sizeof(t->comm), "%.16s", base_name(path));
 	t->exec_pending = 1;
 	struct code_space *cs = proc_space_named(spaces, nspaces, path);
-	if (cs)
+	if (cs) {
 		t->ucs = cs;
+		t->ucs_known = 1;
+	}
 }
 
 static void on_exec(struct proc *p, struct task *cur, unsigned hart, uint64_t when,

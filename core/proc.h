@@ -16,6 +16,13 @@
  *  - names and pids at the end: task_struct.pid/.comm/.real_parent read from a
  *    shadow memory built from the stores and loads the trace shows, at the
  *    offsets the kernel's DWARF gives (libdw).
+ * Where the trace shows satp writes (Spike commit logs), tasks can instead be
+ * address spaces (--tasks satp): each satp value is a task, a write of
+ * another value is a switch, and its user binary is found by matching the
+ * trace's instruction bits against the candidate ELFs. Cruder than derived
+ * tasks (kernel threads run on a borrowed address space; no pids), but it
+ * needs nothing from the kernel. Derived tasks record the satp values their
+ * user code ran under, so the two sources can be checked against each other.
  * Without register writebacks there is one task per hart and no process frame.
  *
  * Not thread-safe: one per reconstruction.
@@ -36,6 +43,11 @@
 /* Stack entry marker values: a trap marker (PENDING_* in recon.c) or the root. */
 #define PROC_MARK_ROOT 3u
 
+#define PROC_CSR_SATP 0x180
+/* Task key of an address space (--tasks satp): never 0 and never a kernel
+ * pointer (satp's mode field is 0, 8, 9 or 10). */
+#define PROC_SATP_KEY(satp) ((satp) ^ (1ull << 62))
+
 struct proc_exec {
 	char *path;
 	uint64_t when; /* cycle, or instruction index without cycles */
@@ -51,10 +63,13 @@ struct task {
 	struct code_space *ucs; /* user code: a space per user binary */
 	uint32_t root_frame;	/* PROFILE_FRAME_PROCESS frame, FRAME_NONE without processes */
 	int exec_pending;	/* exec'd: the user stack goes at the next return to user */
+	int ucs_known;		/* ucs was chosen (exec, or matched), not inherited */
 	uint64_t insns[2], cycles[2]; /* [0] user, [1] kernel */
 	uint64_t start, end;	      /* first and last time seen (cycle or insn index) */
 	struct proc_exec *execs;
 	size_t nexecs, cap_execs;
+	uint64_t *satps; /* address spaces its user code ran in, in order seen */
+	size_t nsatps, cap_satps;
 };
 
 struct proc_hooks {
@@ -65,13 +80,14 @@ struct proc_hooks {
 struct proc {
 	int enabled;	 /* tasks are tracked (process frames) */
 	int from_events; /* sideband events say who runs: no derived switches */
+	int by_satp;	 /* tasks are address spaces: satp writes are the switches */
 	struct task **tasks;
 	size_t ntasks, cap_tasks;
 	struct oob_map by_key; /* task_struct address -> index */
 	struct frame_table *frames;
 	struct proc_hooks hooks;
 	/* shadow machine state, from the trace's writebacks */
-	uint64_t (*regs)[32]; /* per hart */
+	uint64_t (*regs)[33]; /* per hart: x0..x31, then satp (PROC_REG_SATP) */
 	size_t nregs;
 	struct oob_map mem;  /* 8-byte aligned address -> value */
 	uint64_t mem_cap;    /* entries kept at most */
@@ -80,11 +96,25 @@ struct proc {
 	uint64_t switches;
 };
 
+#define PROC_REG_SATP 32
+
 /* Sets up hooks from the kernel ELF (may be NULL) for a trace with these
  * fields (TRACE_F_*). Never fails: missing pieces disable what needs them. */
 void proc_init(struct proc *p, struct frame_table *ft, const struct sym_binary *kernel,
 	       uint64_t kernel_bias, unsigned kspace, unsigned trace_fields);
+/* Tasks are address spaces instead (needs register writebacks); no hooks. */
+void proc_init_satp(struct proc *p, struct frame_table *ft, unsigned trace_fields);
+
 void proc_destroy(struct proc *p);
+
+/* Notes that t runs user code on this hart now: keeps the satp in force. */
+void proc_note_space(struct task *t, uint64_t satp);
+static inline void proc_note_user(struct proc *p, struct task *t, unsigned hart)
+{
+	uint64_t s = hart < p->nregs ? p->regs[hart][PROC_REG_SATP] : 0;
+	if (s && (!t->nsatps || t->satps[t->nsatps - 1] != s))
+		proc_note_space(t, s);
+}
 
 /* A new task (process frame named later), with its stack ready. */
 struct task *proc_task_new(struct proc *p, uint64_t key, struct code_space *ucs);
@@ -102,6 +132,7 @@ uint64_t proc_reg(const struct proc *p, unsigned hart, unsigned n);
  * task other than cur (a context switch): returns the index of the record
  * after it and its task_struct address in *key; b->n if there is none. A
  * first kernel tp value for a task whose key is unknown just names it.
+ * With by_satp, the same for satp writes and address spaces.
  */
 uint32_t proc_next_switch(struct proc *p, const struct trace_batch *b, uint32_t from,
 			  struct task *cur, uint64_t *key);

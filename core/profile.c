@@ -82,9 +82,13 @@ void profile_set_processes(struct profile *p, const struct profile_process *v, s
 		for (size_t e = 0; e < v[i].nexecs; e++)
 			ex[e] = (struct profile_exec){
 			    oob_arena_strdup(p->arena, v[i].execs[e].path), v[i].execs[e].when};
+		uint64_t *satps = oob_arena_zalloc(p->arena, (v[i].nsatps + 1) * sizeof(*satps));
+		if (v[i].nsatps)
+			memcpy(satps, v[i].satps, v[i].nsatps * sizeof(*satps));
 		p->procs[i] = v[i];
 		p->procs[i].comm = oob_arena_strdup(p->arena, v[i].comm ? v[i].comm : "");
 		p->procs[i].execs = ex;
+		p->procs[i].satps = satps;
 	}
 }
 

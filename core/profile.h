@@ -123,12 +123,15 @@ struct profile_process {
 	uint64_t insns_user, insns_kernel, cycles_user, cycles_kernel;
 	const struct profile_exec *execs;
 	size_t nexecs;
+	const uint64_t *satps; /* address spaces (satp values) its user code ran in */
+	size_t nsatps;
 };
 
 size_t profile_nprocesses(const struct profile *p);
 const struct profile_process *profile_process(const struct profile *p, size_t i);
-/* How processes were told apart: "derived" (kernel functions and registers
- * in the trace), or NULL when they were not. */
+/* How processes were told apart: "events" (sideband), "derived" (kernel
+ * functions and registers in the trace), "satp" (address spaces), "matched"
+ * (user binaries), or NULL when they were not. */
 const char *profile_process_source(const struct profile *p);
 uint64_t profile_switches(const struct profile *p);
 /* Replaces the process list (copied, strings included); for profiles loaded

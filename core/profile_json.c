@@ -1,12 +1,16 @@
 #include "profile_json.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 
 #include "oob_mem.h"
 
 static json_t *process_json(const struct profile *p, const struct profile_process *pr)
 {
-	json_t *execs = json_array(), *children = json_array();
+	json_t *execs = json_array(), *children = json_array(), *spaces = json_array();
+	for (size_t k = 0; k < pr->nsatps; k++)
+		json_array_append_new(spaces, json_sprintf("0x%016" PRIx64, pr->satps[k]));
 	for (size_t e = 0; e < pr->nexecs; e++)
 		json_array_append_new(execs, json_pack("{s:s, s:I}", "path", pr->execs[e].path,
 						       "cycle", (json_int_t)pr->execs[e].when));
@@ -15,13 +19,13 @@ static json_t *process_json(const struct profile *p, const struct profile_proces
 		if (pr->pid >= 0 && c->ppid == pr->pid)
 			json_array_append_new(children, json_integer(c->pid));
 	}
-	return json_pack("{s:I, s:I, s:s, s:o, s:I, s:I, s:{s:I, s:I}, s:{s:I, s:I}, s:o}", "pid",
-			 (json_int_t)pr->pid, "ppid", (json_int_t)pr->ppid, "comm", pr->comm,
+	return json_pack("{s:I, s:I, s:s, s:o, s:I, s:I, s:{s:I, s:I}, s:{s:I, s:I}, s:o, s:o}",
+			 "pid", (json_int_t)pr->pid, "ppid", (json_int_t)pr->ppid, "comm", pr->comm,
 			 "exec", execs, "start_cycle", (json_int_t)pr->start, "end_cycle",
 			 (json_int_t)pr->end, "instructions", "user", (json_int_t)pr->insns_user,
 			 "kernel", (json_int_t)pr->insns_kernel, "cycles", "user",
 			 (json_int_t)pr->cycles_user, "kernel", (json_int_t)pr->cycles_kernel,
-			 "children", children);
+			 "children", children, "address_spaces", spaces);
 }
 
 json_t *profile_processes_json(const struct profile *p)
@@ -33,7 +37,27 @@ json_t *profile_processes_json(const struct profile *p)
 			 (json_int_t)profile_switches(p), "source", profile_process_source(p));
 }
 
-static int process_from_json(struct profile_process *pr, struct profile_exec **execs, json_t *v)
+/* "address_spaces": satp values as hex strings (optional: older results). */
+static int spaces_from_json(struct profile_process *pr, uint64_t **satps, json_t *v)
+{
+	json_t *arr = json_object_get(v, "address_spaces");
+	if (arr && !json_is_array(arr))
+		return -EINVAL;
+	*satps = oob_xcalloc(json_array_size(arr) + 1, sizeof(**satps));
+	for (size_t k = 0; k < json_array_size(arr); k++) {
+		const char *s = json_string_value(json_array_get(arr, k));
+		char *end;
+		if (!s ||
+		    (errno = 0, (*satps)[k] = strtoull(s, &end, 16), errno || *end || end == s))
+			return -EINVAL;
+	}
+	pr->satps = *satps;
+	pr->nsatps = json_array_size(arr);
+	return 0;
+}
+
+static int process_from_json(struct profile_process *pr, struct profile_exec **execs,
+			     uint64_t **satps, json_t *v)
 {
 	json_int_t pid, ppid, start, end, iu, ik, cu, ck;
 	const char *comm;
@@ -66,7 +90,7 @@ static int process_from_json(struct profile_process *pr, struct profile_exec **e
 	}
 	pr->execs = *execs;
 	pr->nexecs = json_array_size(ex);
-	return 0;
+	return spaces_from_json(pr, satps, v);
 }
 
 int profile_processes_from_json(struct profile *p, const json_t *doc, struct oob_err *err)
@@ -79,15 +103,19 @@ int profile_processes_from_json(struct profile *p, const json_t *doc, struct oob
 	size_t n = json_array_size(arr);
 	struct profile_process *v = oob_xcalloc(n ? n : 1, sizeof(*v));
 	struct profile_exec **ex = oob_xcalloc(n ? n : 1, sizeof(*ex));
+	uint64_t **satps = oob_xcalloc(n ? n : 1, sizeof(*satps));
 	int rc = 0;
 	for (size_t k = 0; k < n && rc == 0; k++)
-		if (process_from_json(&v[k], &ex[k], json_array_get(arr, k)) < 0)
+		if (process_from_json(&v[k], &ex[k], &satps[k], json_array_get(arr, k)) < 0)
 			rc = oob_err_set(err, -EINVAL, "profile: process %zu is malformed", k);
 	if (rc == 0)
 		profile_set_processes(p, v, n, source, (uint64_t)switches);
-	for (size_t k = 0; k < n; k++)
+	for (size_t k = 0; k < n; k++) {
 		free(ex[k]);
+		free(satps[k]);
+	}
 	free(ex);
+	free(satps);
 	free(v);
 	return rc;
 }

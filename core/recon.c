@@ -19,6 +19,8 @@
  */
 #include "recon.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -126,6 +128,8 @@ static void charge(struct recon *r, struct recon_hart *h, uint64_t now, uint64_t
 		uint64_t when = h->cycles ? h->last_cycle : h->last_seq;
 		t->insns[k] += now - h->last_seq;
 		t->cycles[k] += cycle - h->last_cycle;
+		if (!k)
+			proc_note_user(&r->proc, t, h->id);
 		if (t->start > when)
 			t->start = when;
 		t->end = h->cycles ? cycle : now;
@@ -422,6 +426,8 @@ static void resume(struct recon *r, struct recon_hart *h, struct code_block *nb,
 
 static struct code_block *match_enter(struct recon *r, struct recon_hart *h, struct code_block *nb,
 				      uint32_t i);
+static struct code_block *space_enter(struct recon *r, struct recon_hart *h, struct code_block *nb,
+				      uint32_t i);
 static void bin_enter(struct recon *r, struct recon_hart *h, uint64_t pc, uint32_t i);
 
 static struct code_block *xret(struct recon *r, struct recon_hart *h, struct code_block *nb,
@@ -434,6 +440,8 @@ static struct code_block *xret(struct recon *r, struct recon_hart *h, struct cod
 		nb = match_enter(r, h, nb, i);
 	else if (r->bintasks && !nb->kernel)
 		bin_enter(r, h, nb->start, i);
+	else if (r->proc.by_satp && !nb->kernel && !h->task->ucs_known)
+		nb = space_enter(r, h, nb, i);
 	resume(r, h, nb, i);
 	return nb;
 }
@@ -544,6 +552,51 @@ static void bin_enter(struct recon *r, struct recon_hart *h, uint64_t pc, uint32
 	struct task *t = bin_task(r, pc);
 	if (t && t != h->task)
 		switch_task(r, h, t->key, i);
+}
+
+/* The user binaries that may hold pc (bit k: user space k). */
+static uint64_t space_candidates(const struct recon *r, uint64_t pc)
+{
+	uint64_t cand = 0;
+	for (unsigned k = 1; k < r->nspaces && k < 64; k++)
+		if (r->spaces[k]->main_binary && sym_space_find(r->syms[k], pc))
+			cand |= 1ull << k;
+	return cand;
+}
+
+/*
+ * The first return to user space in an address space (tasks by satp): which
+ * user binary runs there, by the instruction bits the trace shows from record
+ * i on, compared with each candidate ELF's bytes at the same addresses (the
+ * binaries may be linked at the same address; DESIGN.md 4.3). Looks ahead in
+ * the batch while the hart stays in user space; records no candidate holds
+ * (the vDSO) say nothing. An exec makes a new address space, so the choice
+ * holds for the task's life. Returns the block of the chosen binary.
+ */
+static struct code_block *space_enter(struct recon *r, struct recon_hart *h, struct code_block *nb,
+				      uint32_t i)
+{
+	const struct trace_batch *b = r->b;
+	uint64_t cand = space_candidates(r, nb->start);
+	for (uint32_t j = i; b->insn && j < b->n && (cand & (cand - 1)) && !(b->pc[j] >> 63); j++) {
+		uint64_t agree = 0;
+		for (unsigned k = 1; k < 64; k++) {
+			uint32_t bits;
+			if (cand >> k & 1 && code_elf_fetch(r->spaces[k], b->pc[j], &bits) &&
+			    bits == b->insn[j])
+				agree |= 1ull << k;
+		}
+		if (agree)
+			cand = agree;
+	}
+	if (!cand)
+		return nb;
+	unsigned k = (unsigned)__builtin_ctzll(cand);
+	struct task *t = h->task;
+	t->ucs = r->spaces[k];
+	t->ucs_known = 1;
+	snprintf(t->comm, sizeof(t->comm), "%.16s", sym_binary_name(r->spaces[k]->main_binary));
+	return code_block_at(t->ucs, nb->start);
 }
 
 /* 1 if matching applies to going from blk to nb (user code to user code). */
@@ -1026,10 +1079,13 @@ static void split_inlines(struct recon *r)
 
 /* ---- processes ---- */
 
-static const char *arena_fmt_name(struct oob_arena *a, const struct task *t)
+static const char *arena_fmt_name(struct oob_arena *a, const struct proc *pr, const struct task *t)
 {
 	char buf[64];
-	if (t->pid >= 0)
+	if (pr->by_satp && t->key)
+		snprintf(buf, sizeof(buf), "%s [satp %#" PRIx64 "]", t->comm[0] ? t->comm : "?",
+			 (uint64_t)PROC_SATP_KEY(t->key));
+	else if (t->pid >= 0)
 		snprintf(buf, sizeof(buf), "%s %lld", t->comm[0] ? t->comm : "?",
 			 (long long)t->pid);
 	else
@@ -1044,7 +1100,10 @@ static void add_processes(struct recon *r, struct profile *p)
 	if (!pr->enabled)
 		return;
 	proc_finish(pr);
-	p->proc_source = r->events ? "events" : r->matching || r->bintasks ? "matched" : "derived";
+	p->proc_source = r->events		      ? "events"
+			 : pr->by_satp		      ? "satp"
+			 : r->matching || r->bintasks ? "matched"
+						      : "derived";
 	p->switches = pr->switches;
 	p->procs = oob_xcalloc(pr->ntasks ? pr->ntasks : 1, sizeof(*p->procs));
 	for (size_t k = 0; k < pr->ntasks; k++) {
@@ -1057,6 +1116,9 @@ static void add_processes(struct recon *r, struct profile *p)
 		for (size_t e = 0; e < t->nexecs; e++)
 			ex[e] = (struct profile_exec){oob_arena_strdup(p->arena, t->execs[e].path),
 						      t->execs[e].when};
+		uint64_t *satps = oob_arena_zalloc(p->arena, (t->nsatps + 1) * sizeof(*satps));
+		if (t->nsatps)
+			memcpy(satps, t->satps, t->nsatps * sizeof(*satps));
 		*pp = (struct profile_process){.pid = t->pid,
 					       .ppid = parent ? parent->pid : -1,
 					       .comm = oob_arena_strdup(p->arena, t->comm),
@@ -1068,8 +1130,10 @@ static void add_processes(struct recon *r, struct profile *p)
 					       .cycles_user = t->cycles[0],
 					       .cycles_kernel = t->cycles[1],
 					       .execs = ex,
-					       .nexecs = t->nexecs};
-		p->frames[t->root_frame].name = arena_fmt_name(p->arena, t);
+					       .nexecs = t->nexecs,
+					       .satps = satps,
+					       .nsatps = t->nsatps};
+		p->frames[t->root_frame].name = arena_fmt_name(p->arena, pr, t);
 	}
 }
 
@@ -1142,7 +1206,7 @@ static size_t user_binaries(const struct recon *r)
 }
 
 /* Process tracking hooks the kernel's functions: find the kernel ELF. */
-static void setup_proc(struct recon *r, unsigned fields)
+static int setup_proc(struct recon *r, unsigned fields, struct oob_err *err)
 {
 	const struct sym_binary *kernel = NULL;
 	uint64_t bias = 0;
@@ -1156,7 +1220,17 @@ static void setup_proc(struct recon *r, unsigned fields)
 		}
 	}
 	proc_destroy(&r->proc);
-	proc_init(&r->proc, &r->frames, kernel, bias, 0, fields);
+	if (r->opts->tasks == RECON_TASKS_SATP) {
+		if (!(fields & TRACE_F_REGS) || r->events)
+			return oob_err_set(err, -EINVAL,
+					   r->events
+					       ? "tasks by satp: not with sideband events"
+					       : "tasks by satp: this trace has no CSR writes "
+						 "(a Spike commit log or oobt with registers has)");
+		proc_init_satp(&r->proc, &r->frames, fields);
+	} else {
+		proc_init(&r->proc, &r->frames, kernel, bias, 0, fields);
+	}
 	if (r->events) {
 		r->proc.enabled = 1;
 		r->proc.from_events = 1;
@@ -1173,6 +1247,7 @@ static void setup_proc(struct recon *r, unsigned fields)
 	uint64_t v = kernel ? sym_binary_find_func(kernel, "handle_exception") : 0;
 	if (v)
 		r->vector = v + bias;
+	return 0;
 }
 
 static void recon_init(struct recon *r, const struct recon_opts *opts)
@@ -1269,11 +1344,14 @@ static int run_one(struct recon *r, const char *path, uint64_t *seen, struct oob
 		return err ? err->code : -EINVAL;
 	enum trace_format f = trace_reader_format(tr);
 	r->st.format = trace_format_name(f);
+	int rc;
 	if (!r->proc_ready) {
-		setup_proc(r, trace_reader_fields(tr));
+		if ((rc = setup_proc(r, trace_reader_fields(tr), err)) < 0) {
+			trace_close(tr);
+			return rc;
+		}
 		r->proc_ready = 1;
 	}
-	int rc;
 	if (f == TRACE_FMT_FIREPERF) {
 		trace_close(tr);
 		struct in_stream *s = in_open(path, &r->opts->trace.in, err);
@@ -1284,6 +1362,19 @@ static int run_one(struct recon *r, const char *path, uint64_t *seen, struct oob
 	r->st.raw_bytes += trace_reader_raw_bytes(tr);
 	trace_close(tr);
 	return rc;
+}
+
+int recon_tasks_parse(const char *s, enum recon_tasks *out)
+{
+	if (strcmp(s, "auto") && strcmp(s, "satp"))
+		return -EINVAL;
+	*out = strcmp(s, "auto") ? RECON_TASKS_SATP : RECON_TASKS_AUTO;
+	return 0;
+}
+
+const char *recon_tasks_name(enum recon_tasks t)
+{
+	return t == RECON_TASKS_SATP ? "satp" : "auto";
 }
 
 int recon_run(const struct recon_opts *opts, const char *const *traces, size_t ntraces,

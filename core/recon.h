@@ -45,6 +45,16 @@ struct recon_event {
 
 typedef void (*recon_event_fn)(void *ctx, const struct recon_event *ev);
 
+/* How tasks are told apart (DESIGN.md 3.3). AUTO: sideband events if given,
+ * else derived from the kernel's functions when the trace has registers and
+ * a vmlinux is given, else a task per user binary. SATP: each address space
+ * (satp value) is a task; needs a trace with register writebacks. */
+enum recon_tasks { RECON_TASKS_AUTO = 0, RECON_TASKS_SATP };
+
+/* "auto" or "satp": 0, or -EINVAL. */
+int recon_tasks_parse(const char *s, enum recon_tasks *out);
+const char *recon_tasks_name(enum recon_tasks t);
+
 struct recon_opts {
 	struct trace_opts trace; /* format, TracerV layout, growing-file follow */
 	const struct recon_elf *elfs;
@@ -52,8 +62,9 @@ struct recon_opts {
 	const char *const *perfmaps; /* perf-PID.map files */
 	size_t nperfmaps;
 	const char *events_path; /* sideband JSON Lines (process events), or NULL */
-	int inline_frames;	 /* add DWARF inline frames under their functions */
-	uint64_t max_insns;	 /* stop after this many instructions, 0 = all */
+	enum recon_tasks tasks;
+	int inline_frames;  /* add DWARF inline frames under their functions */
+	uint64_t max_insns; /* stop after this many instructions, 0 = all */
 
 	/* Stack events (NULL: none, and no cost). Called from the running thread. */
 	recon_event_fn on_event;

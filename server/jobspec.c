@@ -158,6 +158,11 @@ static int parse_option(const char *key, const json_t *x, struct jobspec *s, str
 	}
 	if (!strcmp(key, "go_clock"))
 		return parse_go_clock(x, s, err);
+	if (!strcmp(key, "tasks")) {
+		if (json_is_string(x) && recon_tasks_parse(json_string_value(x), &s->tasks) == 0)
+			return 0;
+		return bad(err, "options.tasks: expected auto or satp");
+	}
 	if (!strcmp(key, "max_insns") && get_uint(x, 0, INT64_MAX, &u) == 0) {
 		s->max_insns = u;
 		return 0;
@@ -229,6 +234,17 @@ int jobspec_parse_text(const char *text, size_t n, struct jobspec *out, struct o
 	return rc;
 }
 
+void jobspec_recon_opts(const struct jobspec *s, struct recon_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->trace.format = s->format;
+	o->trace.tracerv = s->tracerv;
+	o->trace.hart = (uint16_t)s->hart;
+	o->inline_frames = s->inline_frames;
+	o->max_insns = s->max_insns;
+	o->tasks = s->tasks;
+}
+
 json_t *jobspec_to_json(const struct jobspec *s)
 {
 	json_t *bins = json_array();
@@ -245,9 +261,10 @@ json_t *jobspec_to_json(const struct jobspec *s)
 	json_t *tv = json_pack("{s:i, s:i, s:i}", "width", (int)s->tracerv.width, "words",
 			       (int)s->tracerv.words, "valid_bit", (int)s->tracerv.valid_bit);
 	json_t *opts =
-	    json_pack("{s:s, s:s, s:b, s:o, s:i, s:I}", "format", trace_format_name(s->format),
+	    json_pack("{s:s, s:s, s:b, s:o, s:i, s:I, s:s}", "format", trace_format_name(s->format),
 		      "metric", profile_metric_name(s->metric), "inline", s->inline_frames,
-		      "tracerv", tv, "hart", (int)s->hart, "max_insns", (json_int_t)s->max_insns);
+		      "tracerv", tv, "hart", (int)s->hart, "max_insns", (json_int_t)s->max_insns,
+		      "tasks", recon_tasks_name(s->tasks));
 	if (s->have_go_clock)
 		json_object_set_new(
 		    opts, "go_clock",

@@ -7,12 +7,13 @@
  *    "events": 5, "go_trace": 6,
  *    "options": {"format": "auto", "metric": "instructions", "inline": false,
  *                "tracerv": {"width": 1, "words": 2, "valid_bit": 63},
- *                "hart": 0, "max_insns": 0,
+ *                "hart": 0, "max_insns": 0, "tasks": "auto",
  *                "go_clock": {"hz": 1e9, "offset": 0}}}
  *
  * "go_trace" overlays a Go execution trace on the timeline; its clock is
  * fitted against the instruction trace unless "go_clock" gives it (trace
- * time units per second, and the trace time of Go tick 0).
+ * time units per second, and the trace time of Go tick 0). "tasks": "satp"
+ * tells processes apart by address space (recon.h).
  *
  * "binaries" items are ids or {"id", "base"}: base is the run-time address of
  * the binary's lowest PT_LOAD segment (integer or "0x..." string; absent or
@@ -32,6 +33,7 @@
 #include "catalog.h"
 #include "oob_err.h"
 #include "profile.h"
+#include "recon.h"
 #include "trace.h"
 
 #define JOBSPEC_MAX_BINARIES 64
@@ -50,12 +52,16 @@ struct jobspec {
 	struct trace_tracerv_opts tracerv;
 	unsigned hart;
 	uint64_t max_insns;
+	enum recon_tasks tasks;
 };
 
 /* Parses a request. -EINVAL naming the offending key. */
 int jobspec_parse(const json_t *j, struct jobspec *out, struct oob_err *err);
 /* Same from text. */
 int jobspec_parse_text(const char *text, size_t n, struct jobspec *out, struct oob_err *err);
+/* The reconstruction options the spec sets (format, TracerV layout, hart,
+ * inline, max_insns, tasks); the rest of *o is zeroed. */
+void jobspec_recon_opts(const struct jobspec *s, struct recon_opts *o);
 /* The normalized form (every key present), new reference. */
 json_t *jobspec_to_json(const struct jobspec *s);
 

@@ -242,10 +242,7 @@ static void on_progress(void *ctx, uint64_t raw_bytes, uint64_t insns)
 static void setup_opts(struct run *run)
 {
 	struct recon_opts *o = &run->opts;
-	memset(o, 0, sizeof(*o));
-	o->trace.format = run->spec.format;
-	o->trace.tracerv = run->spec.tracerv;
-	o->trace.hart = (uint16_t)run->spec.hart;
+	jobspec_recon_opts(&run->spec, o);
 	if (run->streaming) {
 		o->trace.in.more = follow_more;
 		o->trace.in.more_ctx = run;
@@ -254,8 +251,6 @@ static void setup_opts(struct run *run)
 	o->elfs = run->elfs;
 	o->nelfs = run->spec.nbins;
 	o->events_path = run->spec.events ? run->events_path : NULL;
-	o->inline_frames = run->spec.inline_frames;
-	o->max_insns = run->spec.max_insns;
 	o->progress = on_progress;
 	o->progress_ctx = run;
 	o->cancel = &run->ctl->cancel;

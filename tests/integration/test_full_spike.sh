@@ -24,11 +24,24 @@ ELFS="--elf $G/vmlinux --elf $S/init --elf $S/prog"
 "$CLI" processes $ELFS "$LOG" >"$tmp/procs.json" || { echo "FAIL: $T: processes: oobprof failed"; exit 1; }
 "$CLI" fold --annotate $ELFS "$LOG" >"$tmp/fold" || { echo "FAIL: $T: fold: oobprof failed"; exit 1; }
 "$CLI" stats $ELFS "$LOG" >"$tmp/stats" || { echo "FAIL: $T: stats: oobprof failed"; exit 1; }
+# Tasks as address spaces instead: the satp writes in the log, nothing from
+# the kernel's functions.
+"$CLI" processes --tasks satp $ELFS "$LOG" >"$tmp/satp.json" &&
+	"$CLI" fold --annotate --tasks satp $ELFS "$LOG" >"$tmp/satp.fold" ||
+	{ echo "FAIL: $T: satp: oobprof failed"; exit 1; }
 # The same run as FireSim's TracerV would give it: pc only (no bits, no
 # registers, no privilege): user binaries can only be told apart by matching.
 "$CLI" convert --to tracerv-bin "$LOG" -o "$tmp/pc.trv" &&
 	"$CLI" processes $ELFS "$tmp/pc.trv" >"$tmp/matched.json" ||
 	{ echo "FAIL: $T: matched: oobprof failed"; exit 1; }
+# Address spaces need satp writes: a pc-only trace is refused, with the reason.
+if "$CLI" processes --tasks satp $ELFS "$tmp/pc.trv" >/dev/null 2>"$tmp/satp.err"; then
+	echo "FAIL: $T: tasks by satp refused without registers: accepted"
+else
+	grep -q "no CSR writes" "$tmp/satp.err" &&
+		echo "PASS: $T: tasks by satp refused without registers ($(head -c 120 "$tmp/satp.err"))" ||
+		echo "FAIL: $T: tasks by satp refused without registers: $(cat "$tmp/satp.err")"
+fi
 
 python3 - "$tmp" "$LOG" "$S" <<'PY'
 import collections, json, re, subprocess, sys
@@ -124,17 +137,31 @@ for sp in spaces.values():
 check("every address space ran init or prog", all(sp["elf"] for sp in spaces.values()),
       str([(k, sp["elf"]) for k, sp in spaces.items()]))
 
-# user instructions: one address space per process, two for the one that exec'd
-counts = sorted(sp["n"] for sp in spaces.values())
+# user instructions: each process's address spaces (one, two for the one that
+# exec'd) are the log's, and their instructions add up to the process's
 ours = {p["pid"]: p["instructions"]["user"] for p in procs if p["instructions"]["user"]}
-plain = sorted(v for pid, v in ours.items() if pid not in [e["pid"] for e in execd])
-rest = list(counts)
-for v in plain:
-    if v in rest:
-        rest.remove(v)
-ok = len(rest) == 2 and execd and sum(rest) == ours.get(execd[0]["pid"])
-check("user instructions per process = per address space", ok,
-      "ours %s, log %s" % (sorted(ours.values()), counts))
+space_pid = {int(a, 16): p["pid"] for p in procs for a in p["address_spaces"]}
+log_spaces = {int(k, 16): sp for k, sp in spaces.items() if k}
+per_pid = collections.Counter()
+for a, sp in log_spaces.items():
+    per_pid[space_pid.get(a)] += sp["n"]
+check("user instructions per process = per address space",
+      set(space_pid) == set(log_spaces) and dict(per_pid) == ours
+      and len(bypid[execd[0]["pid"]]["address_spaces"]) == 2,
+      "ours %s, log %s" % (sorted(ours.items()), sorted(per_pid.items(), key=str)))
+
+# tasks by satp: one per address space, named by the ELF it ran, with exactly
+# the log's user instructions
+sj = json.load(open(tmp + "/satp.json"))
+by_space = {int(p["address_spaces"][0], 16): p for p in sj["processes"] if p["address_spaces"]}
+bad = [(hex(a), sp["n"], sp["elf"], by_space.get(a, {}).get("instructions"), by_space.get(a, {}).get("comm"))
+       for a, sp in log_spaces.items()
+       if by_space.get(a, {}).get("instructions", {}).get("user") != sp["n"]
+       or by_space[a]["comm"] != sp["elf"]]
+check("tasks by satp: user instructions and binary per address space",
+      sj["source"] == "satp" and not bad and len(by_space) == len(log_spaces)
+      and all(len(p["address_spaces"]) <= 1 for p in sj["processes"]),
+      "%d spaces; %s" % (len(log_spaces), bad[:3]))
 
 # pc only: user instructions per binary, by matching, against the bits-based truth
 m = json.load(open(tmp + "/matched.json"))
@@ -169,26 +196,36 @@ def fname(tables, pc):
     if before and (not lo or fs[lo - 1][0] < before[-1][0]) and pc < nxt_f:
         return before[-1][1]
     return "?"
-truth = collections.Counter()
-by_count = {v: pid for pid, v in ours.items()}
-for sp in spaces.values():
-    pid = by_count.get(sp["n"], execd[0]["pid"] if execd else None)
-    for pc, c in sp["pcs"].items():
-        truth[(pid, fname(elfs[sp["elf"]][1], pc))] += c
-got = collections.Counter()
-for l in open(tmp + "/fold"):
-    stack, w = l.rsplit(" ", 1)
-    fr = stack.split(";")
-    leaf = fr[-1]
-    if leaf.endswith("_[k]") or leaf.startswith("["):
-        continue
-    pid = int(fr[0].split()[-1]) if fr[0].split()[-1].isdigit() else None
-    name = re.sub(r" \(.*\)$", "", leaf)
-    got[(pid, canon.get(name, name))] += int(w)
+def self_truth(key):
+    truth = collections.Counter()
+    for a, sp in log_spaces.items():
+        for pc, c in sp["pcs"].items():
+            truth[(key(a), fname(elfs[sp["elf"]][1], pc))] += c
+    return truth
+def self_got(path, root_key):
+    got = collections.Counter()
+    for l in open(path):
+        stack, w = l.rsplit(" ", 1)
+        fr = stack.split(";")
+        leaf = fr[-1]
+        if leaf.endswith("_[k]") or leaf.startswith("["):
+            continue
+        name = re.sub(r" \(.*\)$", "", leaf)
+        got[(root_key(fr[0]), canon.get(name, name))] += int(w)
+    return got
+truth = self_truth(lambda a: space_pid.get(a))
+got = self_got(tmp + "/fold", lambda r: int(r.split()[-1]) if r.split()[-1].isdigit() else None)
 bad = [(k, v, got.get(k)) for k, v in truth.items() if got.get(k) != v]
 extra = [(k, v) for k, v in got.items() if k not in truth]
 check("user self instructions per process and function", not bad and not extra,
       "%d pairs; %s %s" % (len(truth), bad[:4], extra[:4]))
+truth = self_truth(lambda a: a)
+got = self_got(tmp + "/satp.fold", lambda r: int(r.rsplit(" ", 1)[-1].rstrip("]"), 16)
+               if "[satp " in r else None)
+bad = [(k, v, got.get(k)) for k, v in truth.items() if got.get(k) != v]
+extra = [(k, v) for k, v in got.items() if k not in truth]
+check("tasks by satp: user self instructions per address space and function",
+      not bad and not extra, "%d pairs; %s %s" % (len(truth), bad[:4], extra[:4]))
 
 # kernel frames only above a trap marker, user frames only below one
 mixed = 0

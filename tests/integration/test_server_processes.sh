@@ -35,6 +35,25 @@ print(("PASS" if ok else "FAIL") + ": %s: processes equal the CLI's (%s, %d proc
       % (T, code, len(api.get("processes", [])), api.get("source")))
 PY
 
+# The same run with tasks by address space (options.tasks = "satp").
+curl -s -d "{\"trace\": $tr, \"binaries\": [$ids], \"options\": {\"tasks\": \"satp\"}}" \
+	"$SRV_URL/api/v1/jobs" >"$W/job-satp.json"
+sjob=$(jq_py "$W/job-satp.json" 'j["id"]')
+state=$(wait_job "$sjob" 300)
+code=$(http GET "$SRV_URL/api/v1/jobs/$sjob/processes" "$W/api-satp.json")
+"$OOB_BUILDDIR/oobprof" processes --tasks satp --elf "$GEN/vmlinux" --elf "$S/init" --elf "$S/prog" \
+	"$LOG" >"$W/cli-satp.json"
+python3 - "$W/api-satp.json" "$W/cli-satp.json" "$code" "$state" <<'PY'
+import json, sys
+T = "test_server_processes"
+api, cli, code, state = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3], sys.argv[4]
+api.pop("partial", None)
+spaces = [p["address_spaces"] for p in cli["processes"] if p["address_spaces"]]
+ok = state == "done" and code == "200" and api == cli and cli["source"] == "satp" and len(spaces) == 6
+print(("PASS" if ok else "FAIL") + ": %s: tasks by satp through the API (%s %s, %d address spaces)"
+      % (T, state, code, len(spaces)))
+PY
+
 # ?pid=N: the flame graph of one process. Its root value must be the weight
 # of the CLI's folded stacks whose first frame is that process's root frame
 # ("<comm> <pid>"; "? [task N]" for the tasks whose pid is unknown), read

@@ -94,9 +94,17 @@ static void processes_round_trip(void)
 {
 	struct profile *p = tree();
 	struct profile_exec ex = {"/prog", 42};
+	const uint64_t satps[2] = {0x80002000000803d5ull, 0x80003000000803ccull};
 	struct profile_process pr[2] = {
 	    {.pid = 1, .ppid = -1, .comm = "init", .insns_user = 7, .insns_kernel = 9},
-	    {.pid = 18, .ppid = 1, .comm = "prog", .execs = &ex, .nexecs = 1, .end = 99}};
+	    {.pid = 18,
+	     .ppid = 1,
+	     .comm = "prog",
+	     .execs = &ex,
+	     .nexecs = 1,
+	     .end = 99,
+	     .satps = satps,
+	     .nsatps = 2}};
 	profile_set_processes(p, pr, 2, "derived", 3);
 	json_t *j = profile_processes_json(p);
 	/* children are derived from ppid */
@@ -112,6 +120,16 @@ static void processes_round_trip(void)
 	CHECK_EQ(profile_process(q, 0)->insns_kernel, 9);
 	CHECK_EQ(profile_switches(q), 3);
 	CHECK_STR(profile_process_source(q), "derived");
+	/* satp values need all 64 bits: hex strings, not JSON numbers */
+	CHECK_EQ(profile_process(q, 1)->nsatps, 2);
+	CHECK_EQ(profile_process(q, 1)->satps[1], satps[1]);
+	CHECK_EQ(profile_process(q, 0)->nsatps, 0);
+	json_t *spaces =
+	    json_object_get(json_array_get(json_object_get(j, "processes"), 1), "address_spaces");
+	CHECK_STR(json_string_value(json_array_get(spaces, 1)), "0x80003000000803cc");
+	json_array_set_new(spaces, 0, json_string("0x8zz"));
+	CHECK_EQ(profile_processes_from_json(q, j, NULL), -EINVAL);
+	json_array_set_new(spaces, 0, json_string("0x80002000000803d5"));
 	json_object_set_new(json_array_get(json_object_get(j, "processes"), 1), "pid",
 			    json_string("x"));
 	struct oob_err e = {0};
