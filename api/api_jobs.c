@@ -357,7 +357,7 @@ int api_jobs_top(struct api_ctx *c, struct http_req *r, struct api_req *q)
 				  json_pack("{s:s, s:b, s:I, s:o, s:o}", "metric",
 					    profile_metric_name(m), "partial", result_partial(res),
 					    "count", (json_int_t)n, "functions", arr, "stats",
-					    result_stats_json(result_stats(res))));
+					    profile_stats_json(result_stats(res))));
 	}
 	api_cache_put(c->cache, ref);
 	return HTTP_BODY_NONE;

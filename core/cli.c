@@ -408,22 +408,6 @@ static double ipc(uint64_t insns, uint64_t cycles)
 	return cycles ? (double)insns / (double)cycles : 0.0;
 }
 
-static json_t *stats_json(const struct profile_stats *s)
-{
-	return json_pack("{s:s?, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-			 "s:I, s:I, s:f, s:b}",
-			 "format", s->format, "harts", (json_int_t)s->harts, "instructions",
-			 (json_int_t)s->instructions, "cycles", (json_int_t)s->cycles, "events",
-			 (json_int_t)s->events, "calls", (json_int_t)s->calls, "returns",
-			 (json_int_t)s->returns, "tail_calls", (json_int_t)s->tail_calls, "traps",
-			 (json_int_t)s->traps, "trap_returns", (json_int_t)s->trap_returns, "swaps",
-			 (json_int_t)s->swaps, "repairs_unwind", (json_int_t)s->repairs_unwind,
-			 "repairs_unknown", (json_int_t)s->repairs_unknown, "returns_above",
-			 (json_int_t)s->returns_above, "unknown_pcs", (json_int_t)s->unknown_pcs,
-			 "raw_bytes", (json_int_t)s->raw_bytes, "seconds", s->seconds, "partial",
-			 s->partial);
-}
-
 static json_t *func_json(const struct profile *p, const struct profile_func *f)
 {
 	const struct profile_frame *fr = profile_frame(p, f->frame);
@@ -442,8 +426,8 @@ static int top_json(const struct profile *p, const struct profile_func *v, size_
 	json_t *arr = json_array();
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(arr, func_json(p, &v[i]));
-	json_t *root =
-	    json_pack("{s:o, s:o}", "functions", arr, "stats", stats_json(profile_stats(p)));
+	json_t *root = json_pack("{s:o, s:o}", "functions", arr, "stats",
+				 profile_stats_json(profile_stats(p)));
 	int rc = json_dumpf(root, stdout, JSON_INDENT(1)) < 0 ? -EIO : 0;
 	putchar('\n');
 	json_decref(root);
@@ -486,7 +470,7 @@ static int cmd_stats(struct cli *c, int argc, char **argv)
 	if (!p)
 		return 1;
 	const struct profile_stats *s = profile_stats(p);
-	json_t *j = stats_json(s);
+	json_t *j = profile_stats_json(s);
 	const char *key;
 	json_t *val;
 	json_object_foreach(j, key, val)

@@ -64,6 +64,9 @@ struct task {
 	uint32_t root_frame;	/* PROFILE_FRAME_PROCESS frame, FRAME_NONE without processes */
 	int exec_pending;	/* exec'd: the user stack goes at the next return to user */
 	int ucs_known;		/* ucs was chosen (exec, or matched), not inherited */
+	int dead;		/* entered do_exit: never resumed (park.h) */
+	int fn_named;		/* a kernel thread named by its thread function (park.h) */
+	uint64_t exec_at;	/* when begin_new_exec ran (park.h) */
 	uint64_t insns[2], cycles[2]; /* [0] user, [1] kernel */
 	uint64_t start, end;	      /* first and last time seen (cycle or insn index) */
 	struct proc_exec *execs;

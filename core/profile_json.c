@@ -16,7 +16,7 @@ static json_t *process_json(const struct profile *p, const struct profile_proces
 						       "cycle", (json_int_t)pr->execs[e].when));
 	for (size_t k = 0; k < profile_nprocesses(p); k++) {
 		const struct profile_process *c = profile_process(p, k);
-		if (pr->pid >= 0 && c->ppid == pr->pid)
+		if (pr->pid >= 0 && c->ppid == pr->pid && c->pid >= 0) /* known pids only */
 			json_array_append_new(children, json_integer(c->pid));
 	}
 	return json_pack("{s:I, s:I, s:s, s:o, s:I, s:I, s:{s:I, s:I}, s:{s:I, s:I}, s:o, s:o}",
@@ -26,6 +26,19 @@ static json_t *process_json(const struct profile *p, const struct profile_proces
 			 "kernel", (json_int_t)pr->insns_kernel, "cycles", "user",
 			 (json_int_t)pr->cycles_user, "kernel", (json_int_t)pr->cycles_kernel,
 			 "children", children, "address_spaces", spaces);
+}
+
+json_t *profile_stats_json(const struct profile_stats *s)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "format", json_string(s->format ? s->format : "unknown"));
+	json_object_set_new(o, "harts", json_integer(s->harts));
+#define SET(f) json_object_set_new(o, #f, json_integer((json_int_t)s->f));
+	PROFILE_STAT_FIELDS(SET)
+#undef SET
+	json_object_set_new(o, "seconds", json_real(s->seconds));
+	json_object_set_new(o, "partial", json_boolean(s->partial));
+	return o;
 }
 
 json_t *profile_processes_json(const struct profile *p)

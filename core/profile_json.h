@@ -10,6 +10,9 @@
 #include "oob_err.h"
 #include "profile.h"
 
+/* The reconstruction's counters (profile_stats) as a JSON object. */
+json_t *profile_stats_json(const struct profile_stats *s);
+
 /*
  * {"processes": [{"pid", "ppid", "comm", "exec": [{"path", "cycle"}],
  *  "start_cycle", "end_cycle", "instructions": {"user", "kernel"},

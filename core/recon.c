@@ -32,6 +32,7 @@
 #include "frame.h"
 #include "oob_log.h"
 #include "oob_mem.h"
+#include "park.h"
 #include "proc.h"
 #include "profile_impl.h"
 #include "stack.h"
@@ -49,12 +50,13 @@ struct recon_hart {
 	uint64_t seq;	   /* records of this hart before the current batch */
 	uint64_t last_seq; /* first record of the span not yet flushed */
 	uint64_t first_cycle, last_cycle, end_cycle;
-	uint8_t priv;	      /* privilege of the last record seen */
-	uint64_t pending_key; /* switch to this task at the next batch */
-	uint64_t match_excl;  /* user spaces ruled out for the current user run */
-	int cycles;	      /* the trace counts cycles */
-	struct task *task;    /* running on this hart */
-	struct stack *stk;    /* the task's stack */
+	uint8_t priv;		/* privilege of the last record seen */
+	uint64_t pending_key;	/* switch to this task at the next batch */
+	uint64_t match_excl;	/* user spaces ruled out for the current user run */
+	int cycles;		/* the trace counts cycles */
+	struct task *task;	/* running on this hart */
+	struct stack *stk;	/* the task's stack */
+	struct park_resume res; /* a provisional resume of a parked task */
 };
 
 struct recon {
@@ -80,6 +82,9 @@ struct recon {
 	 * task per binary, chosen by address at each return to user space, so
 	 * that one stack never holds two programs' frames (bin_enter). */
 	int bintasks;
+	/* The same traces with a kernel that has __switch_to: tasks are
+	 * followed through the context switches (park.h). */
+	struct park park;
 	struct events *events;	     /* sideband process events, or NULL */
 	size_t ntraces, trace_index; /* several single-hart files: one hart each */
 	struct task **mtasks;	     /* per space id, NULL until used */
@@ -161,6 +166,9 @@ static void emit(struct recon *r, struct recon_hart *h, uint8_t kind, uint32_t d
 /* Pops the stack down to n entries (telling who listens). */
 static void pop_to(struct recon *r, struct recon_hart *h, uint32_t n)
 {
+	struct park_resume *rs = &h->res;
+	if (rs->active && n < rs->nref - rs->popped)
+		rs->popped = rs->nref - n;
 	if (r->opts->on_event)
 		for (uint32_t d = h->stk->n; d > n; d--)
 			emit(r, h, RECON_EV_CLOSE, d, 0);
@@ -206,6 +214,8 @@ static void push_base(struct recon *r, struct recon_hart *h, struct code_block *
 	push(r, h, f, STACK_RET_NONE, 0, 0);
 }
 
+static void park_kthread(struct recon *r, struct recon_hart *h, uint32_t f);
+
 /* 1 if going from block from to nb keeps the top frame (see jump). */
 static inline int same_frame(const struct code_block *from, const struct code_block *nb,
 			     uint32_t top)
@@ -227,14 +237,18 @@ static void jump(struct recon *r, struct recon_hart *h, const struct code_block 
 	uint32_t f = nb->func != FRAME_NONE ? nb->func : code_frame_at(nb);
 	flush(r, h, i);
 	r->st.events++;
+	if (h->task->fn_named && stack_top(h->stk)->frame == r->park.hk.kthread_start)
+		park_kthread(r, h, f);
 	if (stack_top(h->stk)->marker) /* a root or trap marker is never replaced */
 		push(r, h, f, STACK_RET_NONE, 0, 0);
 	else
 		replace_top(r, h, f, nb->func == FRAME_NONE || nb->start == nb->entry);
 }
 
+static void park_on_call(struct recon *r, struct recon_hart *h, uint32_t f, int indirect);
+
 static void call(struct recon *r, struct recon_hart *h, struct code_block *nb, uint64_t ret,
-		 uint32_t i)
+		 uint32_t i, int indirect)
 {
 	flush(r, h, i);
 	r->st.events++;
@@ -244,6 +258,8 @@ static void call(struct recon *r, struct recon_hart *h, struct code_block *nb, u
 	if (r->proc.enabled && nb->kernel)
 		proc_on_call(&r->proc, h->task, h->id, f, h->cycles ? h->last_cycle : h->last_seq,
 			     (const struct code_space *const *)r->spaces + 1, r->nspaces - 1);
+	if (r->park.enabled && nb->kernel)
+		park_on_call(r, h, f, indirect);
 }
 
 /* Makes the function at nb the new bottom of the top segment, with no entry
@@ -264,11 +280,21 @@ static void rebase(struct recon *r, struct recon_hart *h, struct code_block *nb,
  * above where the trace started. Anything else is lost track of: start over
  * under [unknown]. Every repair is counted.
  */
+static void park_switch(struct recon *r, struct recon_hart *h, uint64_t land, uint32_t i);
+static void park_recheck(struct recon *r, struct recon_hart *h, uint64_t land);
+
 static void ret(struct recon *r, struct recon_hart *h, struct code_block *nb, uint32_t i)
 {
 	flush(r, h, i);
 	r->st.events++;
 	r->st.returns++;
+	if (r->park.enabled) {
+		const struct stack_entry *top = stack_top(h->stk);
+		if (top->frame == r->park.hk.switch_to && !top->marker)
+			park_switch(r, h, nb->start, i);
+		else if (h->res.active)
+			park_recheck(r, h, nb->start);
+	}
 	uint32_t base = stack_segment_base(h->stk);
 	int64_t at = stack_find_ret(h->stk, nb->start);
 	if (at >= 0) {
@@ -429,6 +455,8 @@ static struct code_block *match_enter(struct recon *r, struct recon_hart *h, str
 static struct code_block *space_enter(struct recon *r, struct recon_hart *h, struct code_block *nb,
 				      uint32_t i);
 static void bin_enter(struct recon *r, struct recon_hart *h, uint64_t pc, uint32_t i);
+static struct code_block *park_user(struct recon *r, struct recon_hart *h, struct code_block *nb,
+				    uint32_t i);
 
 static struct code_block *xret(struct recon *r, struct recon_hart *h, struct code_block *nb,
 			       uint32_t i)
@@ -440,6 +468,8 @@ static struct code_block *xret(struct recon *r, struct recon_hart *h, struct cod
 		nb = match_enter(r, h, nb, i);
 	else if (r->bintasks && !nb->kernel)
 		bin_enter(r, h, nb->start, i);
+	else if (r->park.enabled && !nb->kernel)
+		nb = park_user(r, h, nb, i);
 	else if (r->proc.by_satp && !nb->kernel && !h->task->ucs_known)
 		nb = space_enter(r, h, nb, i);
 	resume(r, h, nb, i);
@@ -606,6 +636,212 @@ static int match_applies(const struct recon *r, const struct code_block *blk,
 	return r->matching && !blk->kernel && !nb->kernel;
 }
 
+/* ---- context switches in pc-only traces (park.h) ---- */
+
+static void emit_all(struct recon *r, struct recon_hart *h, uint8_t kind);
+
+static uint64_t now_of(const struct recon_hart *h)
+{
+	return h->cycles ? h->last_cycle : h->last_seq;
+}
+
+/* The symbol name of kernel function frame f. */
+static const char *kernel_func_name(const struct recon *r, uint32_t f)
+{
+	uint64_t a = r->frames.v[f].addr;
+	const struct sym_mapping *m = sym_space_find(r->syms[0], a);
+	const struct sym_func *fn = m ? sym_binary_lookup(m->bin, a - m->bias) : NULL;
+	return fn ? fn->name : "?";
+}
+
+static void park_on_call(struct recon *r, struct recon_hart *h, uint32_t f, int indirect)
+{
+	const struct park_hooks *k = &r->park.hk;
+	struct task *t = h->task;
+	uint32_t caller = h->stk->n >= 2 ? h->stk->v[h->stk->n - 2].frame : FRAME_NONE;
+	if (f == k->switch_to) {
+		h->res.active = 0; /* the resumed task ran to its next switch: it was the one */
+	} else if (f == k->alloc_pid) {
+		park_clone_note(&r->park, t, h->stk);
+	} else if (f == k->new_exec) {
+		t->exec_pending = 1;
+		t->exec_at = now_of(h);
+	} else if (f == k->do_exit) {
+		t->dead = 1;
+	} else if (t->fn_named && indirect && caller == k->kthread) {
+		/* kthread() calls the thread function it was made for */
+		snprintf(t->comm, sizeof(t->comm), "%.16s", kernel_func_name(r, f));
+	}
+}
+
+/* Gives t what its clone says: pid, parent, the parent's name. */
+static void park_adopt(struct task *t, const struct park_clone *cl)
+{
+	t->pid = cl->pid;
+	if (cl->parent) {
+		t->parent = cl->parent->key;
+		memcpy(t->comm, cl->parent->comm, sizeof(t->comm));
+	}
+}
+
+/* ret_from_kernel_thread jumps to the new kernel thread's function f: it
+ * names the thread and says which clone made it (kernel_thread() is how
+ * kthreadd and its children start; anything else is user_mode_thread()'s). */
+static void park_kthread(struct recon *r, struct recon_hart *h, uint32_t f)
+{
+	struct park *pk = &r->park;
+	struct task *t = h->task;
+	struct park_clone cl = {.pid = -1};
+	int k = f == pk->hk.kthreadd || f == pk->hk.kthread;
+	if (park_clone_take(pk, k ? PARK_KTHREAD : PARK_USER_THREAD, &cl))
+		park_adopt(t, &cl);
+	snprintf(t->comm, sizeof(t->comm), "%.16s", kernel_func_name(r, f));
+}
+
+/* Makes a task for a first run at land (ret_from_fork, ret_from_kernel_thread,
+ * or a task the trace never saw switch out), with __switch_to on top for the
+ * return in progress to pop. */
+static void park_new_task(struct recon *r, struct recon_hart *h, uint64_t land)
+{
+	struct park *pk = &r->park;
+	struct park_clone cl = {.pid = -1};
+	if (land == pk->hk.fork_entry)
+		park_clone_take(pk, PARK_FORK, &cl);
+	struct task *t = proc_task_new(&r->proc, PARK_KEY | ++pk->ntasks,
+				       cl.parent ? cl.parent->ucs : h->task->ucs);
+	park_adopt(t, &cl);
+	/* a kernel thread's clone is known by the function it runs (park_kthread) */
+	t->fn_named = land == pk->hk.kthread_entry;
+	h->task = t;
+	h->stk = &t->stk;
+	push_root(r, h);
+	for (uint32_t k = 0; k < cl.nuser; k++)
+		push(r, h, cl.user[k].frame, cl.user[k].ret, cl.user[k].marker, 0);
+	free(cl.user);
+	push(r, h, pk->hk.switch_to, land, 0, 0);
+	r->st.switch_new_tasks++;
+}
+
+#define PARK_LOOKAHEAD 65536 /* records looked at to guess who resumes */
+
+/* The running task entered __switch_to and its `ret` lands at land: park it
+ * and run the task that returns there. */
+static void park_switch(struct recon *r, struct recon_hart *h, uint64_t land, uint32_t i)
+{
+	struct park *pk = &r->park;
+	struct task *old = h->task;
+	struct park_resume *rs = &h->res;
+	emit_all(r, h, RECON_EV_CLOSE);
+	rs->active = 0;
+	r->proc.switches++;
+	size_t n =
+	    land == pk->hk.fork_entry || land == pk->hk.kthread_entry ? 0 : park_find(pk, land, rs);
+	park_put(pk, old);
+	if (!n) {
+		park_new_task(r, h, land);
+		return;
+	}
+	if (n > 1) {
+		size_t from = (size_t)i + 1, left = r->b->n - from;
+		park_guess(rs, r->b->pc + from, left < PARK_LOOKAHEAD ? left : PARK_LOOKAHEAD);
+	}
+	struct task *t = rs->cands[0];
+	park_take(pk, t);
+	h->task = t;
+	h->stk = &t->stk;
+	if (n > 1)
+		park_begin(rs, h->stk, 0);
+	r->st.switch_resumes++;
+	emit_all(r, h, RECON_EV_OPEN);
+}
+
+static int parked(const struct park *pk, const struct task *t)
+{
+	for (size_t k = 0; k < pk->nparked; k++)
+		if (pk->parked[k] == t)
+			return 1;
+	return 0;
+}
+
+/* The provisional resume was wrong: the hart runs candidate c instead; the
+ * task it ran goes back to where it was parked. */
+static void park_swap(struct recon *r, struct recon_hart *h, size_t c)
+{
+	struct park_resume *rs = &h->res;
+	struct task *t = h->task, *n = rs->cands[c];
+	emit_all(r, h, RECON_EV_CLOSE);
+	park_restore(rs, &t->stk);
+	park_put(&r->park, t);
+	park_take(&r->park, n);
+	rs->cands[c] = t;
+	park_begin(rs, &n->stk, rs->popped);
+	stack_truncate(&n->stk, n->stk.n - rs->popped);
+	h->task = n;
+	h->stk = &n->stk;
+	emit_all(r, h, RECON_EV_OPEN);
+}
+
+/* A return pops a frame the resumed task had when parked: if it does not
+ * return where that frame would, and another candidate's would, swap. */
+static void park_recheck(struct recon *r, struct recon_hart *h, uint64_t land)
+{
+	struct park_resume *rs = &h->res;
+	if (h->stk->n != rs->nref - rs->popped || stack_top(h->stk)->ret == land)
+		return;
+	for (size_t c = 0; c < rs->ncands; c++) {
+		const struct task *t = rs->cands[c];
+		if (parked(&r->park, t) && park_same_popped(rs, t) &&
+		    t->stk.v[t->stk.n - 1 - rs->popped].ret == land) {
+			park_swap(r, h, c);
+			r->st.switch_undos++;
+			return;
+		}
+	}
+}
+
+/* 1 if t's return to user space may land on nb: it trapped from the
+ * function there, or it exec'd. */
+static int user_fits(struct recon *r, const struct task *t, struct code_block *nb)
+{
+	int64_t m = stack_last_marker(&t->stk);
+	if (t->exec_pending)
+		return 1;
+	if (m < 1 || t->stk.v[m].marker == PROC_MARK_ROOT)
+		return 0; /* a kernel thread */
+	if (t->stk.v[m].marker == PENDING_CALL)
+		return 1; /* returns into a callee: any function */
+	return t->stk.v[m - 1].frame == (nb->func != FRAME_NONE ? nb->func : code_frame_at(nb));
+}
+
+/* The hart returns to user code at nb: checks a provisional resume against
+ * it, and names an exec'd task by the binary that runs. Returns the block. */
+static struct code_block *park_user(struct recon *r, struct recon_hart *h, struct code_block *nb,
+				    uint32_t i)
+{
+	struct park_resume *rs = &h->res;
+	if (rs->active && !user_fits(r, h->task, nb)) {
+		for (size_t c = 0; c < rs->ncands; c++) {
+			if (parked(&r->park, rs->cands[c]) && park_same_popped(rs, rs->cands[c]) &&
+			    user_fits(r, rs->cands[c], nb)) {
+				park_swap(r, h, c);
+				r->st.switch_user_fixes++;
+				break;
+			}
+		}
+	}
+	rs->active = 0;
+	struct task *t = h->task;
+	if (!t->exec_pending)
+		return nb;
+	nb = space_enter(r, h, nb, i);
+	const struct sym_mapping *m = sym_space_find(r->syms[t->ucs->id], nb->start);
+	if (m)
+		proc_exec(t, sym_binary_name(m->bin), t->exec_at,
+			  (const struct code_space *const *)r->spaces + 1, r->nspaces - 1);
+	t->fn_named = 0;
+	return nb;
+}
+
 /* ---- block ends and mismatches ---- */
 
 /* Straight-line code was left before its end: the instruction at pos trapped
@@ -629,7 +865,7 @@ static void heuristic(struct recon *r, struct recon_hart *h, const struct code_b
 	if (nb->func == FRAME_NONE || nb->func == stack_top(h->stk)->frame)
 		return;
 	if (nb->start == nb->entry) {
-		call(r, h, nb, STACK_RET_NONE, i);
+		call(r, h, nb, STACK_RET_NONE, i, 0);
 		return;
 	}
 	for (int64_t k = (int64_t)h->stk->n - 2; k >= stack_segment_base(h->stk); k--) {
@@ -664,7 +900,10 @@ static struct code_block *transfer(struct recon *r, struct recon_hart *h,
 	const struct rv_insn *in = &blk->last;
 	uint64_t npc = nb->start, fall = blk->last_pc + in->len;
 	uint64_t target = rv_direct_target(in, blk->last_pc);
-	int up = priv_rises(r, h, i), off = off_target(in, npc, fall, target);
+	/* user code never jumps into the kernel: whatever the instruction, that
+	 * is a trap (here the privilege is not in the trace) */
+	int up = priv_rises(r, h, i) || (!blk->kernel && nb->kernel);
+	int off = off_target(in, npc, fall, target);
 	struct code_block *mb;
 
 	if (off && !up && match_applies(r, blk, nb) && (mb = match_mismatch(r, h, nb, i)))
@@ -683,7 +922,7 @@ static struct code_block *transfer(struct recon *r, struct recon_hart *h,
 		if (up || off)
 			trap(r, h, nb, i, "[trap]", PENDING_CALL, fall);
 		else
-			call(r, h, nb, fall, i);
+			call(r, h, nb, fall, i, in->kind == RV_CALL_IND);
 		break;
 	case RV_RET:
 		if (up)
@@ -783,6 +1022,13 @@ static void hart_start(struct recon *r, struct recon_hart *h, const struct trace
 	}
 	h->started = 1;
 	h->blk = code_block_at(space_of(r, h, b->pc[i]), b->pc[i]);
+	if (r->park.enabled && h->id == 0 && !r->park.nclones && h->blk->func == FRAME_NONE) {
+		/* starts in firmware: the task is the boot task (Linux's pid 0),
+		 * and the pids the kernel hands out can be counted */
+		r->park.from_boot = 1;
+		h->task->pid = 0;
+		snprintf(h->task->comm, sizeof(h->task->comm), "swapper/0");
+	}
 	h->pos = 0;
 	h->last_seq = h->seq + i;
 	if (b->cycle)
@@ -1020,7 +1266,9 @@ static struct recon_hart *hart_get(struct recon *r, unsigned id)
 		for (size_t k = r->nharts; k <= id; k++) {
 			struct recon_hart *h = &r->harts[k];
 			h->id = (uint16_t)k;
-			h->task = proc_task_new(&r->proc, 0, r->spaces[1]);
+			h->task = proc_task_new(&r->proc,
+						r->park.enabled ? PARK_KEY | ++r->park.ntasks : 0,
+						r->spaces[1]);
 			h->stk = &h->task->stk;
 		}
 		r->nharts = id + 1;
@@ -1100,10 +1348,10 @@ static void add_processes(struct recon *r, struct profile *p)
 	if (!pr->enabled)
 		return;
 	proc_finish(pr);
-	p->proc_source = r->events		      ? "events"
-			 : pr->by_satp		      ? "satp"
-			 : r->matching || r->bintasks ? "matched"
-						      : "derived";
+	p->proc_source = r->events					 ? "events"
+			 : pr->by_satp					 ? "satp"
+			 : r->matching || r->bintasks || r->park.enabled ? "matched"
+									 : "derived";
 	p->switches = pr->switches;
 	p->procs = oob_xcalloc(pr->ntasks ? pr->ntasks : 1, sizeof(*p->procs));
 	for (size_t k = 0; k < pr->ntasks; k++) {
@@ -1239,6 +1487,9 @@ static int setup_proc(struct recon *r, unsigned fields, struct oob_err *err)
 		r->matching = 1;
 		r->proc.enabled = 1; /* tasks with root frames; no hooks fire without registers */
 		r->mtasks = oob_xcalloc(r->nspaces, sizeof(*r->mtasks));
+	} else if (kernel && !(fields & TRACE_F_REGS) && !r->events &&
+		   (park_init(&r->park, &r->frames, kernel, bias, 0), r->park.enabled)) {
+		r->proc.enabled = 1;
 	} else if (kernel && !(fields & TRACE_F_REGS) && !r->events && user_binaries(r) > 1) {
 		r->bintasks = 1;
 		r->proc.enabled = 1;
@@ -1266,7 +1517,10 @@ static void recon_init(struct recon *r, const struct recon_opts *opts)
 
 static void recon_destroy(struct recon *r)
 {
+	for (size_t k = 0; k < r->nharts; k++)
+		park_resume_destroy(&r->harts[k].res);
 	free(r->harts);
+	park_destroy(&r->park);
 	free(r->mtasks);
 	events_free(r->events);
 	free(r->seen_bits);

@@ -27,36 +27,6 @@ struct result_doc {
 	struct oob_arena *arena;
 };
 
-/* The uint64 counters of profile_stats, by JSON key. */
-#define STAT_FIELDS(X)                                                                             \
-	X(instructions)                                                                            \
-	X(cycles)                                                                                  \
-	X(events)                                                                                  \
-	X(calls)                                                                                   \
-	X(returns)                                                                                 \
-	X(tail_calls)                                                                              \
-	X(traps)                                                                                   \
-	X(trap_returns)                                                                            \
-	X(swaps)                                                                                   \
-	X(repairs_unwind)                                                                          \
-	X(repairs_unknown)                                                                         \
-	X(returns_above)                                                                           \
-	X(unknown_pcs)                                                                             \
-	X(raw_bytes)
-
-json_t *result_stats_json(const struct profile_stats *s)
-{
-	json_t *o = json_object();
-	json_object_set_new(o, "format", json_string(s->format ? s->format : "unknown"));
-	json_object_set_new(o, "harts", json_integer(s->harts));
-#define SET(f) json_object_set_new(o, #f, json_integer((json_int_t)s->f));
-	STAT_FIELDS(SET)
-#undef SET
-	json_object_set_new(o, "seconds", json_real(s->seconds));
-	json_object_set_new(o, "partial", json_boolean(s->partial));
-	return o;
-}
-
 static json_t *frame_json(const struct profile_frame *f)
 {
 	char addr[24];
@@ -91,8 +61,8 @@ char *result_json_from_profile(const struct profile *p, int partial, size_t *len
 	json_t *doc =
 	    json_pack("{s:s, s:i, s:b, s:b, s:o, s:o, s:o, s:o}", "format", "oobprof-profile",
 		      "version", RESULT_VERSION, "partial", partial, "has_cycles",
-		      profile_has_cycles(p), "stats", result_stats_json(profile_stats(p)), "frames",
-		      frames, "nodes", nodes, "processes", processes_json(p));
+		      profile_has_cycles(p), "stats", profile_stats_json(profile_stats(p)),
+		      "frames", frames, "nodes", nodes, "processes", processes_json(p));
 	char *text = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
 	if (len)
@@ -154,7 +124,7 @@ static int parse_stats(struct result_doc *r, json_t *o, struct oob_err *err)
 	s->format = dup_or_null(r->arena, json_object_get(o, "format"));
 	s->harts = (unsigned)json_integer_value(json_object_get(o, "harts"));
 #define GET(f) s->f = (uint64_t)json_integer_value(json_object_get(o, #f));
-	STAT_FIELDS(GET)
+	PROFILE_STAT_FIELDS(GET)
 #undef GET
 	if ((v = json_object_get(o, "seconds")))
 		s->seconds = json_number_value(v);

@@ -68,8 +68,4 @@ int result_write_folded(const struct result *r, FILE *f, enum profile_metric m, 
 /* As profile_functions: *out malloc'd, sorted by self weight of m descending. */
 size_t result_functions(const struct result *r, enum profile_metric m, struct profile_func **out);
 
-/* The statistics as a JSON object (new reference); the shape of "stats" in
- * the document and of a job's "summary" in the API. */
-json_t *result_stats_json(const struct profile_stats *s);
-
 #endif

@@ -12,6 +12,7 @@
 #include "oob_log.h"
 #include "oob_mem.h"
 #include "recon.h"
+#include "profile_json.h"
 #include "result.h"
 #include "timeline_go.h"
 
@@ -188,7 +189,7 @@ static int write_result(struct run *run, const struct profile *p, int partial,
 		return rc;
 	struct profile_stats st = *profile_stats(p);
 	st.partial = partial;
-	json_t *sj = result_stats_json(&st);
+	json_t *sj = profile_stats_json(&st);
 	char *stats = json_dumps(sj, JSON_COMPACT);
 	json_decref(sj);
 	snprintf(r->stats, sizeof(r->stats), "%s", stats ? stats : "{}");

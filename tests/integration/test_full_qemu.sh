@@ -18,9 +18,13 @@
 #  - each binary's PT_LOAD segments (readelf), which split the histogram by
 #    binary: the workloads are linked at distinct addresses, so a pc alone
 #    says which program ran it.
-# What this trace cannot tell (no registers, no satp): which process runs.
-# oobprof then keeps one shadow stack per hart for all tasks; the checks
-# below that depend on telling tasks apart report what that gives.
+# No registers and no satp: oobprof follows the tasks through __switch_to
+# (core/park.h): each task keeps its stack while parked, new tasks start at
+# ret_from_fork / ret_from_kernel_thread, pids are counted from alloc_pid()
+# calls, exec'd programs are named by the binary that runs. The process tree
+# is checked against what init printed: pids that a pc-only trace cannot
+# tell apart (siblings forked before any of them ran) must be reported as
+# unknown (-1), never wrong.
 #
 # Prints PASS/FAIL/SKIP: test_full_qemu: <variant>: <case>[ (figures)].
 set -u
@@ -118,6 +122,7 @@ for v in ("sv57", "sv39"):
         kids[what] = int(pid)
     for pid in re.findall(r"^init: child (\d+) fork spin$", console, re.M):
         kids["spin"] = int(pid)
+    kids_console = kids
     exits = {int(p): int(s) for p, s in re.findall(r"^init: child (\d+) exit (\d+)$", console, re.M)}
     for w in WORKLOADS + ["spin"]:
         pid = kids.get(w)
@@ -275,6 +280,72 @@ for v in ("sv57", "sv39"):
                                       user_rooted, ", ".join("%s %d" % kv for kv in
                                                              pairs.most_common(6)), ex)
           if multi else "%d instructions under user frames" % user_rooted)
+
+    # ---- 7. the process tree against the console. Siblings forked before
+    # any of them ran are interchangeable without registers: their pids
+    # must be the console's or -1; everything else must be exact.
+    ok_p, _, e_proc = run([cli, "processes"] + opts + [trace], tmp + "/procs.json")
+    procs = json.load(open(tmp + "/procs.json"))["processes"] if ok_p else []
+    by_pid = {p["pid"]: p for p in procs if p["pid"] >= 0}
+    bad = [] if ok_p else ["oobprof processes failed: " + e_proc]
+    known = [p["pid"] for p in procs if p["pid"] >= 0]
+    if len(known) != len(set(known)):
+        bad.append("a pid twice: %s" % sorted(known))
+    want = {0: ("swapper/0", -1, []), 1: ("init", 0, ["init"]), 2: ("kthreadd", 0, [])}
+    for pid, (comm, ppid, execs) in want.items():
+        p = by_pid.get(pid)
+        got = p and (p["comm"], p["ppid"], [os.path.basename(e["path"]) for e in p["exec"]])
+        if got != (comm, ppid, execs):
+            bad.append("pid %d: %s, want %s" % (pid, got, (comm, ppid, execs)))
+    kids = [p for p in procs if p["ppid"] == 1]
+    ran = sorted(os.path.basename(p["exec"][0]["path"]) if p["exec"] else "spin" for p in kids)
+    if ran != sorted(WORKLOADS + ["spin"]):
+        bad.append("init's children ran %s" % ran)
+    unknown = 0
+    for p in kids:
+        what = os.path.basename(p["exec"][0]["path"]) if p["exec"] else "spin"
+        if p["pid"] < 0:
+            unknown += 1
+        elif p["pid"] != kids_console.get(what):
+            bad.append("%s has pid %d, console %s" % (what, p["pid"], kids_console.get(what)))
+    kthreads = [p for p in procs if p["ppid"] == 2]
+    check(v, "process tree = console (pids exact or unknown)", not bad,
+          "; ".join(bad) if bad else
+          "%d processes; pid 1 init, pid 2 kthreadd with %d kernel threads (%d pids unknown); "
+          "init's children %s, %d of 4 pids unknown (forked before any ran)" %
+          (len(procs), len(kthreads), sum(p["pid"] < 0 for p in kthreads),
+           ", ".join("%s %s" % (os.path.basename(p["exec"][0]["path"]) if p["exec"] else "spin",
+                                p["pid"]) for p in kids), unknown))
+
+    # ---- 8. each workload's code runs in its own process only: the leaves
+    # of the stacks under a process root, by binary, against the histogram.
+    # init's code runs in pid 1, in spin (a fork of it) and in each child
+    # until its exec: under those roots only.
+    per_root = collections.defaultdict(collections.Counter)
+    for fr, w in fold:
+        b = bin_of_name.get(fr[-1])
+        if b and len(b) == 1:
+            per_root[fr[0].split(" ")[0]][next(iter(b))] += w
+    bad = []
+    for u in WORKLOADS:
+        others = {r: c[u] for r, c in per_root.items() if r != u and c[u]}
+        if per_root[u][u] != truth_bin.get(u, 0) or others:
+            bad.append("%s: in its process %d, truth %d, elsewhere %s" %
+                       (u, per_root[u][u], truth_bin.get(u, 0), others))
+    in_init = sum(per_root[u]["init"] for u in USER)
+    if in_init != truth_bin.get("init", 0):
+        bad.append("init: in init and its children %d, truth %d, elsewhere %s" % (
+            in_init, truth_bin.get("init"),
+            {r: c["init"] for r, c in per_root.items() if r not in USER and c["init"]}))
+    check(v, "user instructions per process = histogram by binary", not bad,
+          "; ".join(bad) if bad else "init %d (pid 1 and spin %d), " % (in_init, per_root["init"]["init"]) +
+          ", ".join("%s %d" % (u, per_root[u][u]) for u in WORKLOADS))
+    st = {k: stats.get(k, "?").strip() for k in ("switch_resumes", "switch_new_tasks",
+                                                 "switch_undos", "switch_user_fixes")}
+    check(v, "context switches followed, few provisional resumes undone",
+          int(st["switch_resumes"]) > 1000 and
+          int(st["switch_undos"]) + int(st["switch_user_fixes"]) < int(st["switch_resumes"]) // 20,
+          ", ".join("%s %s" % kv for kv in st.items()))
 
     # what the two boots are compared on
     kernel_pcs = [pc for pc, _ in hist if pc >> 63]
