@@ -6,7 +6,7 @@
 #    qemu-riscv64 with the tracing plugin): the number of Go timed events equals
 #    the plugin's own count of executions of runtime.traceEventLocked (address
 #    from `go tool nm`), and every anchor is within the stated tolerance;
-#    a run with a 1 s sleep is refused; a given --go-clock is checked;
+#    a run with a 5 s sleep is refused; a given --go-clock is checked;
 #  - bad input and bad usage give clear errors and exit codes 1 and 2.
 # Prints PASS/FAIL/SKIP: test_gotrace_cli: <case>[: why].
 set -u

@@ -9,7 +9,7 @@
 #                     plugin (OUTDIR/progs/oobtrace.so, built by gen-programs.sh --plugin
 #                     from tests/tools/oobtrace.c; one hart per guest thread): its
 #                     Go execution trace, instruction trace, and executed-pc histogram
-#   demo-sleep.*      the same with a 1 s sleep halfway (a clock fit must fail)
+#   demo-sleep.*      the same with a 5 s sleep halfway (a clock fit must fail)
 #   demo.d.txt, demo-sleep.d.txt          `go tool trace -d` of those runs
 #   demo.truth        "func_addr 0x..." (from `go tool nm`), "go_events N" (lines of
 #                     go tool trace -d), "entries N" (the plugin's histogram count at
@@ -96,7 +96,7 @@ run() {
 	go tool trace -d "$p.trace" >"$p.d.txt" 2>/dev/null || fail "go tool trace -d $p.trace"
 }
 run demo -rounds 30
-run demo-sleep -rounds 30 -sleep 1000
+run demo-sleep -rounds 30 -sleep 5000 # long enough to stand out on a loaded machine
 
 # Ground truth, each number from a tool other than oobprof.
 truth=$out/demo.truth

@@ -212,7 +212,7 @@ static void align_real_run(void)
 	gotrace_free(t);
 }
 
-/* With a 1 s sleep in the middle every thread idles: the instruction index
+/* With a 5 s sleep in the middle every thread idles: the instruction index
  * stops while Go time runs on, and the line is refused. */
 static void align_refuses_pause(void)
 {
