@@ -1,5 +1,6 @@
 #include "events.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,6 @@ struct events {
 	size_t n, cap;
 	size_t *next; /* per hart: index of the next event not taken */
 	unsigned nharts;
-	uint64_t ignored;
 	struct oob_arena *arena;
 };
 
@@ -39,6 +39,35 @@ static int get_u64(json_t *o, const char *key, uint64_t *out)
 		*out = (uint64_t)json_real_value(v);
 		return 1;
 	}
+	return 0;
+}
+
+/* An address: an integer, or a string "0x..." (JSON integers stop at 2^63). */
+static int get_addr(json_t *o, const char *key, uint64_t *out)
+{
+	const char *str = json_string_value(json_object_get(o, key));
+	if (!str)
+		return get_u64(o, key, out);
+	char *end;
+	errno = 0;
+	*out = strtoull(str, &end, 0);
+	return *str && *str != '-' && !*end && !errno;
+}
+
+static int parse_map(struct events *ev, json_t *o, struct events_ev *e, uint64_t line,
+		     struct oob_err *err)
+{
+	const char *id = json_string_value(json_object_get(o, "build_id"));
+	if (id)
+		e->build_id = oob_arena_strdup(ev->arena, id);
+	if ((!e->path && !id) || !get_addr(o, "base", &e->base))
+		return oob_err_set(err, -EINVAL,
+				   "events: line %llu: map needs \"pid\", \"path\" or \"build_id\", "
+				   "and \"base\" (a number or a \"0x...\" string)",
+				   (unsigned long long)line);
+	if (json_object_get(o, "size") && !get_addr(o, "size", &e->size))
+		return oob_err_set(err, -EINVAL, "events: line %llu: bad \"size\"",
+				   (unsigned long long)line);
 	return 0;
 }
 
@@ -77,10 +106,8 @@ static int parse_event(struct events *ev, json_t *o, uint64_t line, struct oob_e
 				   e.kind == EVENTS_FORK   ? "\"pid\" and \"child\""
 				   : e.kind == EVENTS_EXEC ? "\"pid\" and \"path\""
 							   : "\"pid\"");
-	if (e.kind == EVENTS_MAP) {
-		ev->ignored++;
-		return 0;
-	}
+	if (e.kind == EVENTS_MAP && parse_map(ev, o, &e, line, err) < 0)
+		return err->code;
 	oob_xgrow((void **)&ev->v, &ev->cap, ev->n + 1, sizeof(*ev->v));
 	ev->v[ev->n++] = e;
 	return 0;
@@ -164,7 +191,3 @@ void events_take(struct events *ev, unsigned hart)
 		ev->next[hart]++;
 }
 
-uint64_t events_ignored(const struct events *ev)
-{
-	return ev->ignored;
-}

@@ -6,9 +6,13 @@
  *   {"event": "fork",   "hart": 0, "seq": 900,  "pid": 1, "child": 42}
  *   {"event": "exec",   "hart": 0, "seq": 1000, "pid": 42, "path": "/prog"}
  *   {"event": "exit",   "hart": 0, "cycle": 5e6, "pid": 42}
- *   {"event": "map", ...}   (accepted, not applied yet: counted as ignored)
+ *   {"event": "map",    "hart": 0, "seq": 0, "pid": 42, "path": "libc.so.6",
+ *    "base": "0x4002832000", "size": 1630208}
  *
- * "type" is accepted for "event"; "tid" for "pid" in switch. "seq" is the
+ * "type" is accepted for "event"; "tid" for "pid" in switch. A map names its
+ * binary by "path" (matched by base name against the ELFs given) or
+ * "build_id" (hex), and its load base: the address its lowest PT_LOAD
+ * segment is mapped at (a number or a "0x..." string); "size" is optional. "seq" is the
  * index of the hart's instruction before which the event takes effect;
  * "cycle" is a cycle of the hart (the event applies before the first
  * instruction at or after it). Loaded whole (sideband files are small) and
@@ -29,7 +33,9 @@ struct events_ev {
 	uint16_t hart;
 	uint64_t at;
 	int64_t pid, child;
-	const char *path; /* exec, map; NULL otherwise */
+	const char *path;     /* exec, map; NULL otherwise */
+	const char *build_id; /* map by build id, or NULL */
+	uint64_t base, size;  /* map */
 	uint64_t line;	  /* for messages */
 };
 
@@ -41,7 +47,5 @@ void events_free(struct events *ev);
 /* The next event of hart not yet taken, or NULL. Borrowed. */
 const struct events_ev *events_peek(const struct events *ev, unsigned hart);
 void events_take(struct events *ev, unsigned hart);
-/* map events seen (not applied). */
-uint64_t events_ignored(const struct events *ev);
 
 #endif

@@ -64,6 +64,7 @@ struct profile_stats {
 	uint64_t switch_new_tasks;  /* ... tasks first run (ret_from_fork), or unknown */
 	uint64_t switch_undos;	    /* ... resumes given to another candidate by a return */
 	uint64_t switch_user_fixes; /* ... or by where the return to user space landed */
+	uint64_t maps, maps_skipped; /* sideband map events applied; naming no ELF given */
 	uint64_t raw_bytes;	    /* input bytes read */
 	double seconds;		    /* wall time of the reconstruction */
 	int partial;		    /* 1 if the input was still growing (streamed) */
@@ -91,6 +92,8 @@ struct profile_stats {
 	X(switch_new_tasks)                                                                        \
 	X(switch_undos)                                                                            \
 	X(switch_user_fixes)                                                                       \
+	X(maps)                                                                                    \
+	X(maps_skipped)                                                                            \
 	X(raw_bytes)
 
 enum profile_metric { PROFILE_INSNS = 0, PROFILE_CYCLES, PROFILE_CALLS };

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "cct.h"
@@ -1175,6 +1176,53 @@ static uint32_t next_event(struct recon *r, struct recon_hart *h, const struct t
 	return lo;
 }
 
+/* The ELF given to the job that a map event names, or NULL. */
+static const struct sym_binary *map_binary(const struct recon *r, const struct events_ev *e)
+{
+	const char *slash = e->path ? strrchr(e->path, '/') : NULL;
+	const char *name = slash ? slash + 1 : e->path;
+	for (size_t k = 0; k < r->nbins; k++) {
+		const char *id = sym_binary_build_id(r->bins[k]);
+		if (e->build_id ? id && strcasecmp(id, e->build_id) == 0
+				: strcmp(sym_binary_name(r->bins[k]), name) == 0)
+			return r->bins[k];
+	}
+	return NULL;
+}
+
+static struct code_space *space_new(struct recon *r, struct sym_space *syms);
+
+/*
+ * A map event: t's user code has the binary at base from now on. The task
+ * gets an address space of its own, a copy of the one it had with the new
+ * mapping over whatever it covers (so code decoded before stays valid where
+ * it was, and its fork children share the copy until they map or exec).
+ * Kernel-half maps (modules) and binaries not given are counted as skipped.
+ */
+static void apply_map(struct recon *r, struct task *t, const struct events_ev *e)
+{
+	const struct sym_binary *b = map_binary(r, e);
+	uint64_t lo, hi;
+	if (!b || e->base >> 63) {
+		r->st.maps_skipped++;
+		return;
+	}
+	sym_binary_text_range(b, &lo, &hi);
+	uint64_t bias = e->base - sym_binary_load_base(b);
+	struct sym_space *s = sym_space_copy(r->syms[t->ucs->id]);
+	sym_space_unmap(s, lo + bias, hi + bias);
+	if (sym_space_add(s, b, e->base, NULL) < 0) {
+		sym_space_free(s);
+		r->st.maps_skipped++;
+		return;
+	}
+	struct code_space *cs = space_new(r, s);
+	cs->main_binary = t->ucs->main_binary ? t->ucs->main_binary : b;
+	t->ucs = cs;
+	t->ucs_known = 1;
+	r->st.maps++;
+}
+
 static void apply_event(struct recon *r, struct recon_hart *h, const struct events_ev *e,
 			uint32_t i)
 {
@@ -1209,6 +1257,9 @@ static void apply_event(struct recon *r, struct recon_hart *h, const struct even
 		break;
 	case EVENTS_EXIT:
 		t->end = when;
+		break;
+	case EVENTS_MAP:
+		apply_map(r, t, e);
 		break;
 	}
 }
@@ -1483,7 +1534,7 @@ static int setup_proc(struct recon *r, unsigned fields, struct oob_err *err)
 		r->proc.enabled = 1;
 		r->proc.from_events = 1;
 	}
-	if (!(fields & (TRACE_F_INSN | TRACE_F_REGS)) && r->nspaces > 2) {
+	if (!(fields & (TRACE_F_INSN | TRACE_F_REGS)) && r->nspaces > 2 && !r->events) {
 		r->matching = 1;
 		r->proc.enabled = 1; /* tasks with root frames; no hooks fire without registers */
 		r->mtasks = oob_xcalloc(r->nspaces, sizeof(*r->mtasks));

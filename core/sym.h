@@ -162,6 +162,10 @@ int sym_space_add(struct sym_space *s, const struct sym_binary *b, uint64_t base
 		  struct oob_err *err);
 /* The mapping whose text contains pc, or NULL. O(log n). */
 const struct sym_mapping *sym_space_find(const struct sym_space *s, uint64_t pc);
+/* A new space with the same mappings (the binaries stay borrowed). */
+struct sym_space *sym_space_copy(const struct sym_space *s);
+/* Drops the mappings that overlap [lo, hi) (a mapping made over them). */
+void sym_space_unmap(struct sym_space *s, uint64_t lo, uint64_t hi);
 /* Function containing run-time pc, or NULL. *map (if map is not NULL) gets
  * the mapping containing pc, also when no function does, or NULL. */
 const struct sym_func *sym_space_lookup(const struct sym_space *s, uint64_t pc,

@@ -77,6 +77,25 @@ const struct sym_mapping *sym_space_find(const struct sym_space *s, uint64_t pc)
 	return i > 0 && pc < s->maps[i - 1].hi ? &s->maps[i - 1] : NULL;
 }
 
+struct sym_space *sym_space_copy(const struct sym_space *s)
+{
+	struct sym_space *c = sym_space_new();
+	oob_xgrow((void **)&c->maps, &c->cap, s->n, sizeof(*c->maps));
+	if (s->n)
+		memcpy(c->maps, s->maps, s->n * sizeof(*s->maps));
+	c->n = s->n;
+	return c;
+}
+
+void sym_space_unmap(struct sym_space *s, uint64_t lo, uint64_t hi)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->maps[i].hi <= lo || s->maps[i].lo >= hi)
+			s->maps[k++] = s->maps[i];
+	s->n = k;
+}
+
 const struct sym_func *sym_space_lookup(const struct sym_space *s, uint64_t pc,
 					const struct sym_mapping **map)
 {

@@ -59,3 +59,47 @@ else
 	*) echo "FAIL: $T: bad events file: message does not name the line: $msg" ;;
 	esac
 fi
+
+# map events: a PIE run (tests/fixtures/progs/mixed.c built -pie, with the
+# dynamic loader and libc) given its ELFs without load bases; the bases come
+# as map events, as a tracer on the guest would report them. The stacks must
+# be exactly those of the run given ELF@BASE on the command line (whose
+# per-function counts test_cli_programs checks against truth.py).
+P=$G/mixed-pie
+if [ -e "$P.oobt" ] && [ -e "$P.maps" ]; then
+	{
+		echo '{"event": "exec", "hart": 0, "seq": 0, "pid": 7, "path": "/bin/mixed-pie"}'
+		echo '{"event": "switch", "hart": 0, "seq": 0, "pid": 7}'
+		while read -r elf base; do
+			printf '{"event": "map", "hart": 0, "seq": 0, "pid": 7, "path": "%s", "base": "%s"}\n' "$elf" "$base"
+		done <"$P.maps"
+		echo '{"event": "map", "hart": 0, "seq": 0, "pid": 7, "path": "/lib/not-given.so", "base": 4096}'
+	} >"$tmp/maps.jsonl"
+	set --
+	at=
+	while read -r elf base; do
+		set -- "$@" --elf "$elf"
+		at="$at --elf $elf@$base"
+	done <"$P.maps"
+	# shellcheck disable=SC2086
+	"$CLI" fold $at "$P.oobt" >"$tmp/at.fold" 2>"$tmp/at.err"
+	"$CLI" fold --events "$tmp/maps.jsonl" "$@" "$P.oobt" 2>"$tmp/ev.err" | sed 's/^mixed-pie 7;//' >"$tmp/ev.fold"
+	"$CLI" stats --events "$tmp/maps.jsonl" "$@" "$P.oobt" >"$tmp/ev.stats" 2>&1
+	maps=$(grep -E '^maps(_skipped)?:' "$tmp/ev.stats" | tr '\n' ' ')
+	if [ -s "$tmp/at.fold" ] && cmp -s "$tmp/at.fold" "$tmp/ev.fold" && [ "$maps" = "maps: 3 maps_skipped: 1 " ]; then
+		echo "PASS: $T: map events place a PIE and its libraries as ELF@BASE does ($(wc -l <"$tmp/at.fold") stacks; $maps)"
+	else
+		echo "FAIL: $T: map events: $maps; $(diff "$tmp/at.fold" "$tmp/ev.fold" | head -n 4 | tr '\n' ' ')"
+	fi
+else
+	echo "SKIP: $T: map events: no $P.oobt (gen-fixtures)"
+fi
+printf '{"event": "map", "seq": 0, "pid": 7, "path": "libc.so.6"}\n' >"$tmp/badmap.jsonl"
+if msg=$("$CLI" fold --events "$tmp/badmap.jsonl" --elf "$G/mixed" "$G/mixed.oobt" 2>&1 >/dev/null); then
+	echo "FAIL: $T: map without a base: accepted"
+else
+	case "$msg" in
+	*"line 1"*base*) echo "PASS: $T: map without a base: refused naming the line ($msg)" ;;
+	*) echo "FAIL: $T: map without a base: $msg" ;;
+	esac
+fi
