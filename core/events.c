@@ -61,10 +61,11 @@ static int parse_map(struct events *ev, json_t *o, struct events_ev *e, uint64_t
 	if (id)
 		e->build_id = oob_arena_strdup(ev->arena, id);
 	if ((!e->path && !id) || !get_addr(o, "base", &e->base))
-		return oob_err_set(err, -EINVAL,
-				   "events: line %llu: map needs \"pid\", \"path\" or \"build_id\", "
-				   "and \"base\" (a number or a \"0x...\" string)",
-				   (unsigned long long)line);
+		return oob_err_set(
+		    err, -EINVAL,
+		    "events: line %llu: map needs \"pid\", \"path\" or \"build_id\", "
+		    "and \"base\" (a number or a \"0x...\" string)",
+		    (unsigned long long)line);
 	if (json_object_get(o, "size") && !get_addr(o, "size", &e->size))
 		return oob_err_set(err, -EINVAL, "events: line %llu: bad \"size\"",
 				   (unsigned long long)line);
@@ -190,4 +191,3 @@ void events_take(struct events *ev, unsigned hart)
 	if (hart < ev->nharts)
 		ev->next[hart]++;
 }
-

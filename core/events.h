@@ -36,7 +36,7 @@ struct events_ev {
 	const char *path;     /* exec, map; NULL otherwise */
 	const char *build_id; /* map by build id, or NULL */
 	uint64_t base, size;  /* map */
-	uint64_t line;	  /* for messages */
+	uint64_t line;	      /* for messages */
 };
 
 struct events;

@@ -53,21 +53,21 @@ struct profile_stats {
 	uint64_t cycles;       /* cycles spanned (0 if the trace has none) */
 	uint64_t events;       /* control-flow events handled (calls, returns, traps...) */
 	uint64_t calls, returns, tail_calls, traps, trap_returns, swaps;
-	uint64_t repairs_unwind;    /* returns matched deeper in the shadow stack (longjmp) */
-	uint64_t repairs_unknown;   /* returns that matched nothing: resynchronized */
-	uint64_t returns_above;	    /* returns above the trace's starting depth */
-	uint64_t unknown_pcs;	    /* instructions outside every known binary */
-	uint64_t match_runs;	    /* pc-only traces: user runs given a binary by matching */
-	uint64_t match_switches;    /* ... handed over to another candidate on evidence */
-	uint64_t match_failed;	    /* ... where no candidate's code fits */
-	uint64_t switch_resumes;    /* pc-only with a kernel: parked tasks resumed */
-	uint64_t switch_new_tasks;  /* ... tasks first run (ret_from_fork), or unknown */
-	uint64_t switch_undos;	    /* ... resumes given to another candidate by a return */
-	uint64_t switch_user_fixes; /* ... or by where the return to user space landed */
+	uint64_t repairs_unwind;     /* returns matched deeper in the shadow stack (longjmp) */
+	uint64_t repairs_unknown;    /* returns that matched nothing: resynchronized */
+	uint64_t returns_above;	     /* returns above the trace's starting depth */
+	uint64_t unknown_pcs;	     /* instructions outside every known binary */
+	uint64_t match_runs;	     /* pc-only traces: user runs given a binary by matching */
+	uint64_t match_switches;     /* ... handed over to another candidate on evidence */
+	uint64_t match_failed;	     /* ... where no candidate's code fits */
+	uint64_t switch_resumes;     /* pc-only with a kernel: parked tasks resumed */
+	uint64_t switch_new_tasks;   /* ... tasks first run (ret_from_fork), or unknown */
+	uint64_t switch_undos;	     /* ... resumes given to another candidate by a return */
+	uint64_t switch_user_fixes;  /* ... or by where the return to user space landed */
 	uint64_t maps, maps_skipped; /* sideband map events applied; naming no ELF given */
-	uint64_t raw_bytes;	    /* input bytes read */
-	double seconds;		    /* wall time of the reconstruction */
-	int partial;		    /* 1 if the input was still growing (streamed) */
+	uint64_t raw_bytes;	     /* input bytes read */
+	double seconds;		     /* wall time of the reconstruction */
+	int partial;		     /* 1 if the input was still growing (streamed) */
 };
 
 /* The uint64 counters of profile_stats, for serializers. */

@@ -169,8 +169,28 @@ static int write_header(struct trace_writer *w, struct oob_err *err)
 	return emit(w, line, (size_t)n, err);
 }
 
+/* "-", a pipe or a device: written straight through (no temporary file to
+ * rename over it, no fsync). 1 if so, 0 for a file path, <0 on error. */
+static int open_direct(struct trace_writer *w, const char *path, struct oob_err *err)
+{
+	struct stat st;
+	int dash = strcmp(path, "-") == 0;
+	if (!dash && (stat(path, &st) != 0 || S_ISREG(st.st_mode)))
+		return 0;
+	w->path = oob_xstrdup(path);
+	w->fd = dash ? dup(STDOUT_FILENO) : open(path, O_WRONLY | O_CLOEXEC);
+	if (w->fd < 0) {
+		int e = errno;
+		return oob_err_set(err, -e, "cannot open %s: %s", path, strerror(e));
+	}
+	return 1;
+}
+
 static int open_tmp(struct trace_writer *w, const char *path, struct oob_err *err)
 {
+	int d = open_direct(w, path, err);
+	if (d)
+		return d < 0 ? d : 0;
 	size_t n = strlen(path) + 16;
 	w->path = oob_xstrdup(path);
 	w->tmp = oob_xmalloc(n);
@@ -296,14 +316,15 @@ static int finish(struct trace_writer *w, struct oob_err *err)
 		if ((rc = write_all(w, w->zbuf, z, err)))
 			return rc;
 	}
-	int e = fsync(w->fd) != 0 ? errno : 0;
+	int e = w->tmp && fsync(w->fd) != 0 ? errno : 0;
 	if (close(w->fd) != 0 && !e)
 		e = errno;
 	w->fd = -1;
 	if (e) {
-		return oob_err_set(err, -e, "flushing %s: %s", w->tmp, strerror(e));
+		return oob_err_set(err, -e, "flushing %s: %s", w->tmp ? w->tmp : w->path,
+				   strerror(e));
 	}
-	if (rename(w->tmp, w->path) != 0) {
+	if (w->tmp && rename(w->tmp, w->path) != 0) {
 		e = errno;
 		return oob_err_set(err, -e, "renaming %s to %s: %s", w->tmp, w->path, strerror(e));
 	}

@@ -32,7 +32,9 @@ struct trace_write_opts {
 };
 
 /* NULL + err if the options are invalid or the temporary file cannot be
- * created. The writer owns everything it allocates. */
+ * created. A file path is written atomically (temporary file, fsync,
+ * rename at close); "-" (stdout), a pipe or a device is written straight
+ * through. The writer owns everything it allocates. */
 struct trace_writer *trace_writer_open(const char *path, const struct trace_write_opts *opts,
 				       struct oob_err *err);
 /* Appends a batch (records of one hart). Negative errno + err on I/O failure
