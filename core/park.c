@@ -54,6 +54,15 @@ void park_resume_destroy(struct park_resume *rs)
 
 void park_put(struct park *pk, struct task *t)
 {
+	if (t->dead)
+		return; /* never resumed: not a candidate, and not scanned again */
+	if (pk->nparked == PARK_MAX) {
+		/* the oldest sleeper stops being a candidate: bounded work per
+		 * switch, whatever the trace */
+		memmove(pk->parked, pk->parked + 1, (pk->nparked - 1) * sizeof(*pk->parked));
+		pk->nparked--;
+		pk->evicted++;
+	}
 	oob_xgrow((void **)&pk->parked, &pk->cap_parked, pk->nparked + 1, sizeof(*pk->parked));
 	pk->parked[pk->nparked++] = t;
 }

@@ -66,8 +66,9 @@ struct park_clone {
 struct park {
 	int enabled;
 	struct park_hooks hk;
-	struct task **parked;
+	struct task **parked; /* oldest first, at most PARK_MAX */
 	size_t nparked, cap_parked;
+	uint64_t evicted; /* parked tasks dropped to stay within PARK_MAX */
 	struct park_clone *clones;
 	size_t nclones, cap_clones;
 	int64_t last_pid;
@@ -86,6 +87,9 @@ struct park_resume {
 	uint32_t popped; /* entries of ref popped since the resume */
 };
 
+/* Tasks parked at once, at most: a switch looks at each of them. */
+#define PARK_MAX 4096
+
 /* Task keys of the tasks park makes (never a kernel pointer or another key). */
 #define PARK_KEY (1ull << 60)
 
@@ -96,6 +100,7 @@ void park_init(struct park *pk, struct frame_table *ft, const struct sym_binary 
 void park_destroy(struct park *pk);
 void park_resume_destroy(struct park_resume *rs);
 
+/* Parks t (not if it exited). */
 void park_put(struct park *pk, struct task *t);
 void park_take(struct park *pk, const struct task *t);
 

@@ -68,12 +68,33 @@ static void find_and_guess(void)
 	park_guess(&rs, pcs, 2);
 	CHECK(rs.cands[0] == rd);
 	park_take(&pk, rd);
-	CHECK_EQ(pk.nparked, 2);
+	CHECK_EQ(pk.nparked, 1); /* the dead task was never parked */
 	park_resume_destroy(&rs);
 	park_destroy(&pk);
 	task_free(wait);
 	task_free(rd);
 	task_free(dead);
+}
+
+/* However many tasks sleep, a switch looks at PARK_MAX of them: the
+ * oldest sleepers stop being candidates. */
+static void parked_is_bounded(void)
+{
+	struct park pk;
+	struct park_resume rs = {0};
+	init_park(&pk);
+	struct task *first = parked_task(F_WAIT, 0x8000900), *t = parked_task(F_READ, 0x8000a00);
+	park_put(&pk, first);
+	for (int k = 0; k < PARK_MAX; k++)
+		park_put(&pk, t);
+	CHECK_EQ(pk.nparked, PARK_MAX);
+	CHECK_EQ(pk.evicted, 1);
+	CHECK(pk.parked[0] == t);
+	CHECK_EQ(park_find(&pk, LAND, &rs), PARK_MAX);
+	park_resume_destroy(&rs);
+	park_destroy(&pk);
+	task_free(first);
+	task_free(t);
 }
 
 /* A provisional resume remembers the stack; a swap puts it back exactly. */
@@ -173,6 +194,7 @@ int main(void)
 {
 	OOBTEST_BEGIN("test_park");
 	RUN(find_and_guess);
+	RUN(parked_is_bounded);
 	RUN(restore_and_compare);
 	RUN(pids_from_clones);
 	RUN(hooks_from_vmlinux);
