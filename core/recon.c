@@ -54,6 +54,8 @@ struct recon_hart {
 	uint8_t priv;		/* privilege of the last record seen */
 	uint64_t pending_key;	/* switch to this task at the next batch */
 	uint64_t match_excl;	/* user spaces ruled out for the current user run */
+	uint32_t run_base;	/* park + matching: stack height when the user run began */
+	int run_exec;		/* ... and the run is a program's first (named by the match) */
 	int cycles;		/* the trace counts cycles */
 	struct task *task;	/* running on this hart */
 	struct stack *stk;	/* the task's stack */
@@ -465,15 +467,16 @@ static struct code_block *xret(struct recon *r, struct recon_hart *h, struct cod
 	flush(r, h, i);
 	r->st.events++;
 	r->st.trap_returns++;
-	if (r->matching && !nb->kernel)
+	if (r->park.enabled && !nb->kernel)
+		nb = park_user(r, h, nb, i);
+	else if (r->matching && !nb->kernel)
 		nb = match_enter(r, h, nb, i);
 	else if (r->bintasks && !nb->kernel)
 		bin_enter(r, h, nb->start, i);
-	else if (r->park.enabled && !nb->kernel)
-		nb = park_user(r, h, nb, i);
 	else if (r->proc.by_satp && !nb->kernel && !h->task->ucs_known)
 		nb = space_enter(r, h, nb, i);
 	resume(r, h, nb, i);
+	h->run_base = h->stk->n ? h->stk->n - 1 : 0; /* the frame the run resumed in */
 	return nb;
 }
 
@@ -515,8 +518,16 @@ static unsigned match_pick(struct recon *r, struct recon_hart *h, uint64_t pc)
 	return 0;
 }
 
+static void park_name_exec(struct recon *r, struct recon_hart *h, uint64_t pc);
+
+/* The run goes to binary k: its task's stack (a task per binary), or with
+ * tasks followed through context switches, the running task's user code. */
 static void match_switch(struct recon *r, struct recon_hart *h, unsigned k, uint32_t i)
 {
+	if (r->park.enabled) {
+		h->task->ucs = r->spaces[k];
+		return;
+	}
 	struct task *t = match_task(r, k);
 	if (t != h->task)
 		switch_task(r, h, t->key, i);
@@ -550,7 +561,18 @@ static struct code_block *match_mismatch(struct recon *r, struct recon_hart *h,
 	flush(r, h, i);
 	match_switch(r, h, k, i);
 	nb = code_block_at(r->spaces[k], nb->start);
-	resume(r, h, nb, i);
+	if (!r->park.enabled) {
+		resume(r, h, nb, i);
+		return nb;
+	}
+	/* the same task: what the run pushed was read in the wrong binary */
+	pop_to(r, h, h->run_base);
+	if (h->run_exec)
+		park_name_exec(r, h, nb->start);
+	if (h->stk->n > stack_segment_base(h->stk))
+		jump(r, h, nb, nb, i);
+	else
+		push_base(r, h, nb);
 	return nb;
 }
 
@@ -800,10 +822,11 @@ static void park_recheck(struct recon *r, struct recon_hart *h, uint64_t land)
 	}
 }
 
-/* 1 if t's return to user space may land on nb: it trapped from the
- * function there, or it exec'd. */
-static int user_fits(struct recon *r, const struct task *t, struct code_block *nb)
+/* 1 if t's return to user space may land at pc: it trapped from the
+ * function there (in its own code), or it exec'd. */
+static int user_fits(struct recon *r, const struct task *t, uint64_t pc)
 {
+	struct code_block *nb = code_block_at(t->ucs, pc);
 	int64_t m = stack_last_marker(&t->stk);
 	if (t->exec_pending)
 		return 1;
@@ -820,10 +843,10 @@ static struct code_block *park_user(struct recon *r, struct recon_hart *h, struc
 				    uint32_t i)
 {
 	struct park_resume *rs = &h->res;
-	if (rs->active && !user_fits(r, h->task, nb)) {
+	if (rs->active && !user_fits(r, h->task, nb->start)) {
 		for (size_t c = 0; c < rs->ncands; c++) {
 			if (parked(&r->park, rs->cands[c]) && park_same_popped(rs, rs->cands[c]) &&
-			    user_fits(r, rs->cands[c], nb)) {
+			    user_fits(r, rs->cands[c], nb->start)) {
 				park_swap(r, h, c);
 				r->st.switch_user_fixes++;
 				break;
@@ -832,15 +855,34 @@ static struct code_block *park_user(struct recon *r, struct recon_hart *h, struc
 	}
 	rs->active = 0;
 	struct task *t = h->task;
-	if (!t->exec_pending)
-		return nb;
-	nb = space_enter(r, h, nb, i);
-	const struct sym_mapping *m = sym_space_find(r->syms[t->ucs->id], nb->start);
-	if (m)
-		proc_exec(t, sym_binary_name(m->bin), t->exec_at,
-			  (const struct code_space *const *)r->spaces + 1, r->nspaces - 1);
-	t->fn_named = 0;
+	h->run_exec = t->exec_pending;
+	if (r->matching)
+		nb = match_enter(r, h, nb, i);
+	else if (t->exec_pending)
+		nb = space_enter(r, h, nb, i);
+	else
+		nb = code_block_at(t->ucs, nb->start);
+	if (t->exec_pending) {
+		park_name_exec(r, h, nb->start);
+		t->fn_named = 0;
+	}
 	return nb;
+}
+
+/* The task's first run of a program at pc: the binary there (the user code
+ * chosen for it) names it. Named again if matching changes its mind. */
+static void park_name_exec(struct recon *r, struct recon_hart *h, uint64_t pc)
+{
+	struct task *t = h->task;
+	const struct sym_mapping *m = sym_space_find(r->syms[t->ucs->id], pc);
+	if (!m)
+		return;
+	int pending = t->exec_pending;
+	if (t->nexecs && t->execs[t->nexecs - 1].when == t->exec_at) /* the same exec */
+		free(t->execs[--t->nexecs].path);
+	proc_exec(t, sym_binary_name(m->bin), t->exec_at,
+		  (const struct code_space *const *)r->spaces + 1, r->nspaces - 1);
+	t->exec_pending = pending;
 }
 
 /* ---- block ends and mismatches ---- */
@@ -1014,6 +1056,10 @@ static void hart_start(struct recon *r, struct recon_hart *h, const struct trace
 		       uint32_t i)
 {
 	unsigned k = r->matching && !(b->pc[i] >> 63) ? match_pick(r, h, b->pc[i]) : 0;
+	if (k && r->park.enabled) {
+		h->task->ucs = r->spaces[k];
+		k = 0;
+	}
 	struct task *t = k				    ? match_task(r, k)
 			 : r->bintasks && !(b->pc[i] >> 63) ? bin_task(r, b->pc[i])
 							    : NULL;
@@ -1038,6 +1084,7 @@ static void hart_start(struct recon *r, struct recon_hart *h, const struct trace
 		h->priv = b->priv[i];
 	push_root(r, h);
 	push_base(r, h, h->blk);
+	h->run_base = h->stk->n - 1;
 }
 
 /* Reconstructs records [i, e) of the batch. */
@@ -1534,13 +1581,16 @@ static int setup_proc(struct recon *r, unsigned fields, struct oob_err *err)
 		r->proc.enabled = 1;
 		r->proc.from_events = 1;
 	}
+	if (kernel && !(fields & TRACE_F_REGS) && !r->events) {
+		park_init(&r->park, &r->frames, kernel, bias, 0);
+		r->proc.enabled |= r->park.enabled;
+	}
 	if (!(fields & (TRACE_F_INSN | TRACE_F_REGS)) && r->nspaces > 2 && !r->events) {
 		r->matching = 1;
 		r->proc.enabled = 1; /* tasks with root frames; no hooks fire without registers */
 		r->mtasks = oob_xcalloc(r->nspaces, sizeof(*r->mtasks));
-	} else if (kernel && !(fields & TRACE_F_REGS) && !r->events &&
-		   (park_init(&r->park, &r->frames, kernel, bias, 0), r->park.enabled)) {
-		r->proc.enabled = 1;
+	} else if (r->park.enabled) {
+		/* tasks through the context switches */
 	} else if (kernel && !(fields & TRACE_F_REGS) && !r->events && user_binaries(r) > 1) {
 		r->bintasks = 1;
 		r->proc.enabled = 1;

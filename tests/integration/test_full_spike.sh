@@ -32,7 +32,8 @@ ELFS="--elf $G/vmlinux --elf $S/init --elf $S/prog"
 # The same run as FireSim's TracerV would give it: pc only (no bits, no
 # registers, no privilege): user binaries can only be told apart by matching.
 "$CLI" convert --to tracerv-bin "$LOG" -o "$tmp/pc.trv" &&
-	"$CLI" processes $ELFS "$tmp/pc.trv" >"$tmp/matched.json" ||
+	"$CLI" processes $ELFS "$tmp/pc.trv" >"$tmp/matched.json" &&
+	"$CLI" top --json $ELFS "$tmp/pc.trv" >"$tmp/matched-top.json" ||
 	{ echo "FAIL: $T: matched: oobprof failed"; exit 1; }
 # Address spaces need satp writes: a pc-only trace is refused, with the reason.
 if "$CLI" processes --tasks satp $ELFS "$tmp/pc.trv" >/dev/null 2>"$tmp/satp.err"; then
@@ -168,15 +169,31 @@ m = json.load(open(tmp + "/matched.json"))
 per_bin = collections.Counter()
 for sp in spaces.values():
     per_bin[sp["elf"]] += sp["n"]
-got_bin = collections.Counter()
-for p in m["processes"]:
-    got_bin[p["comm"]] += p["instructions"]["user"]
+got_bin = collections.Counter()  # by the binary each function was read in
+for f in json.load(open(tmp + "/matched-top.json"))["functions"]:
+    if f["binary"] and f["kind"] != "kernel":
+        got_bin[f["binary"].rsplit("/", 1)[-1]] += f["self_instructions"]
 total = sum(per_bin.values())
 wrong = sum(abs(per_bin[b] - got_bin.get(b, 0)) for b in per_bin) // 2
 check("pc-only binary identification", m["source"] == "matched" and wrong * 1000 <= total,
       "truth %s, matched %s: %d of %d user instructions misattributed (%.4f%% right)" %
       (dict(per_bin), {k: v for k, v in got_bin.items() if v}, wrong, total,
        100.0 * (total - wrong) / total))
+
+# pc only, with tasks followed through __switch_to (core/park.h): each
+# process's user instructions, named by the program it ran last, as the log's
+# address spaces give them (the process that exec'd ran two). The trace starts
+# after boot, so pids and parents cannot be counted: only the split is checked.
+truth_pc = collections.defaultdict(lambda: ["", 0])
+for a, sp in log_spaces.items():
+    t = truth_pc[space_pid.get(a)]
+    t[0], t[1] = sp["elf"], t[1] + sp["n"]
+got_pc = sorted((p["comm"], p["instructions"]["user"]) for p in m["processes"]
+                if p["instructions"]["user"])
+check("pc only: user instructions per process = per address space in the log",
+      got_pc == sorted(tuple(v) for v in truth_pc.values()) and m["switches"] > 0,
+      "log %s, ours %s; %d switches" % (sorted(tuple(v) for v in truth_pc.values()), got_pc,
+                                        m["switches"]))
 
 # user self instructions per (process, function): histogram vs folded leaves
 def fname(tables, pc):
