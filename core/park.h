@@ -69,6 +69,7 @@ struct park {
 	struct task **parked; /* oldest first, at most PARK_MAX */
 	size_t nparked, cap_parked;
 	uint64_t evicted; /* parked tasks dropped to stay within PARK_MAX */
+	uint64_t capped;  /* new tasks not made: PARK_MAX_TASKS reached */
 	struct park_clone *clones;
 	size_t nclones, cap_clones;
 	int64_t last_pid;
@@ -89,6 +90,10 @@ struct park_resume {
 
 /* Tasks parked at once, at most: a switch looks at each of them. */
 #define PARK_MAX 4096
+
+/* Tasks park makes, at most (each has a stack): past that, a switch to a
+ * task never seen keeps the running one. */
+#define PARK_MAX_TASKS 65536
 
 /* Task keys of the tasks park makes (never a kernel pointer or another key). */
 #define PARK_KEY (1ull << 60)

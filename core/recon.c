@@ -759,6 +759,13 @@ static void park_switch(struct recon *r, struct recon_hart *h, uint64_t land, ui
 	r->proc.switches++;
 	size_t n =
 	    land == pk->hk.fork_entry || land == pk->hk.kthread_entry ? 0 : park_find(pk, land, rs);
+	if (!n && pk->ntasks >= PARK_MAX_TASKS) {
+		/* no more tasks (a hostile trace could ask for one per switch):
+		 * the old one runs on */
+		pk->capped++;
+		emit_all(r, h, RECON_EV_OPEN);
+		return;
+	}
 	park_put(pk, old);
 	if (!n) {
 		park_new_task(r, h, land);
@@ -1377,6 +1384,11 @@ static struct recon_hart *hart_get(struct recon *r, unsigned id)
 /* Flushes each hart's last span and sums what the harts saw. */
 static void finish(struct recon *r)
 {
+	if (r->park.evicted || r->park.capped)
+		OOB_WARN("context switches: %" PRIu64 " sleeping tasks dropped (more than %d "
+			 "parked), %" PRIu64 " switches to unseen tasks kept the running one (%d "
+			 "tasks made)",
+			 r->park.evicted, PARK_MAX, r->park.capped, PARK_MAX_TASKS);
 	for (size_t k = 0; k < r->nharts; k++) {
 		struct recon_hart *h = &r->harts[k];
 		if (!h->started)

@@ -408,3 +408,35 @@ if "sv57" in results and "sv39" in results:
           "sv39 %d instructions" % ([hex(p) for p in a["vdso"]], [hex(p) for p in b["vdso"]],
                                    a["kphys"], b["kphys"]))
 PY
+
+# A hostile pc-only trace: the kernel's own __switch_to entered and left over
+# and over, each time "returning" into ret_from_fork, asks for a new task per
+# switch. Tasks are bounded (PARK_MAX_TASKS): the run finishes, says so, and
+# memory stays bounded. The pcs are real (objdump of the Sv39 vmlinux).
+V=$G/sv39/vmlinux
+if [ -e "$V" ]; then
+	python3 - "$V" "${CROSS:-riscv64-linux-gnu-}" <<'PY' | /usr/bin/time -f "%M" -o "$tmp/hostile.rss" "$CLI" stats --elf "$V" /dev/stdin >"$tmp/hostile.stats" 2>"$tmp/hostile.err"
+import re, subprocess, sys
+v, cross = sys.argv[1:3]
+dis = subprocess.run([cross + "objdump", "-d", "--no-show-raw-insn", v], capture_output=True,
+                     text=True).stdout
+call = [int(m, 16) for m in re.findall(r"^([0-9a-f]+):\s+jalr\s.*<__switch_to>$", dis, re.M)][0]
+body = dis.split("<__switch_to>:\n", 1)[1].split("\n\n", 1)[0]
+sw = [int(l.split(":")[0], 16) for l in body.splitlines() if re.match(r"^[0-9a-f]+:", l.strip())]
+fork = int(re.search(r"^([0-9a-f]+) <ret_from_fork>:", dis, re.M).group(1), 16)
+seq = [call - 4, call] + sw + [fork]
+out, c = sys.stdout, 0
+for k in range(70000):
+    out.write("".join("Cycle: %016d I0: %016x\n" % (c + j, pc & (2**40 - 1))
+                      for j, pc in enumerate(seq)))
+    c += len(seq)
+PY
+	rss=$(cat "$tmp/hostile.rss" 2>/dev/null)
+	if grep -q "^instructions: 2940000$" "$tmp/hostile.stats" &&
+		grep -q "switches to unseen tasks kept the running one" "$tmp/hostile.err" &&
+		[ "${rss:-0}" -gt 0 ] && [ "$rss" -lt 2000000 ]; then
+		echo "PASS: $T: hostile: 70,000 switches into ret_from_fork: tasks capped, run finished ($(head -c 160 "$tmp/hostile.err" | tr '\n' ' '); peak RSS $((rss / 1024)) MB)"
+	else
+		echo "FAIL: $T: hostile: $(head -c 300 "$tmp/hostile.err" | tr '\n' ' '); $(head -n 3 "$tmp/hostile.stats" | tr '\n' ' '); rss $rss kB"
+	fi
+fi
