@@ -119,6 +119,38 @@ static inline struct code_space *space_of(struct recon *r, struct recon_hart *h,
 	return pc >> 63 ? r->spaces[0] : h->task->ucs;
 }
 
+/* 1 if frame f is code in no ELF in the lower half (firmware, the vDSO, the
+ * kernel before its MMU is on, a program not given). */
+static int no_elf(const struct recon *r, uint32_t f)
+{
+	const struct frame *fr = &r->frames.v[f];
+	return fr->kind == PROFILE_FRAME_USER && !fr->name && fr->space < r->nspaces &&
+	       !sym_space_find(r->syms[fr->space], fr->addr);
+}
+
+/* Privileged time for the task's user/kernel split: kernel code, and code in
+ * no ELF that runs above kernel frames (the kernel trapped into M-mode
+ * firmware: SBI calls). Code in no ELF above user frames (the vDSO) or with
+ * nothing below (a program not given; boot firmware, which cannot be told
+ * from it) is user time. */
+static int privileged(const struct recon *r, const struct stack *s)
+{
+	const struct stack_entry *top = &s->v[s->n - 1];
+	uint8_t kind = r->frames.v[top->frame].kind;
+	if (kind == PROFILE_FRAME_KERNEL)
+		return 1;
+	if (kind != PROFILE_FRAME_MARKER && !no_elf(r, top->frame)) /* [unknown] code: look below */
+		return 0;
+	for (uint32_t d = s->n - 1; d-- > 0;) {
+		const struct frame *fr = &r->frames.v[s->v[d].frame];
+		if (fr->kind == PROFILE_FRAME_KERNEL)
+			return 1;
+		if (fr->kind == PROFILE_FRAME_USER && !no_elf(r, s->v[d].frame))
+			return 0;
+	}
+	return 0;
+}
+
 /* Charges the span since the last event to the top of the stack and to the
  * task (user or kernel time, by the top frame). */
 static void charge(struct recon *r, struct recon_hart *h, uint64_t now, uint64_t cycle)
@@ -132,7 +164,7 @@ static void charge(struct recon *r, struct recon_hart *h, uint64_t now, uint64_t
 	n->cycles += cycle - h->last_cycle;
 	if (r->proc.enabled) {
 		struct task *t = h->task;
-		int k = top && r->frames.v[top->frame].kind == PROFILE_FRAME_KERNEL;
+		int k = top && privileged(r, h->stk);
 		uint64_t when = h->cycles ? h->last_cycle : h->last_seq;
 		t->insns[k] += now - h->last_seq;
 		t->cycles[k] += cycle - h->last_cycle;

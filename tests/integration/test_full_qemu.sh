@@ -340,6 +340,19 @@ for v in ("sv57", "sv39"):
     check(v, "user instructions per process = histogram by binary", not bad,
           "; ".join(bad) if bad else "init %d (pid 1 and spin %d), " % (in_init, per_root["init"]["init"]) +
           ", ".join("%s %d" % (u, per_root[u][u]) for u in WORKLOADS))
+    # each process's user/kernel split: user = leaves of user code (its
+    # binaries, the vDSO) plus code in no ELF ([unknown] where no mapping
+    # covers it) with no kernel frame below (boot firmware, the kernel
+    # before its MMU); firmware the kernel called (SBI) is kernel time
+    uroot = collections.Counter()
+    for fr, w in fold:
+        c = kind(fr[-1])
+        if c == "U" or (c in ("F", "P", "X") and not any(kind(f) == "K" for f in fr[1:-1])):
+            uroot[fr[0]] += w
+    want_u = sorted(v for v in uroot.values() if v)
+    got_u = sorted(p["instructions"]["user"] for p in procs if p["instructions"]["user"])
+    check(v, "user instructions per process = its user leaves (SBI calls are kernel time)",
+          want_u == got_u, "fold %s, processes %s" % (want_u, got_u))
     st = {k: stats.get(k, "?").strip() for k in ("switch_resumes", "switch_new_tasks",
                                                  "switch_undos", "switch_user_fixes")}
     check(v, "context switches followed, few provisional resumes undone",
