@@ -161,22 +161,43 @@ static int hit_cmp(const void *pa, const void *pb)
 	return (a->hart > b->hart) - (a->hart < b->hart);
 }
 
-/* One pass over the instruction trace: entries into addr, and ecalls. */
-static int scan_trace(const char *path, const struct trace_opts *to, uint64_t addr, struct scan *s,
-		      struct oob_err *err)
+/* The trace-event function's run-time range [lo, hi). */
+struct func_range {
+	uint64_t lo, hi;
+};
+
+/* Whether pc, preceded on its hart by prev, enters f once more for one more
+ * event. Go's stack-split prologue calls morestack, which resumes at the jump
+ * back to the entry that follows the call: that second pass over the entry
+ * comes from inside f itself and emits nothing (the event functions never
+ * call themselves). */
+static int event_entry(const struct func_range *f, uint64_t pc, uint64_t prev)
+{
+	return pc == f->lo && !(prev >= f->lo && prev < f->hi);
+}
+
+/* One pass over the instruction trace: entries into f, and ecalls. */
+static int scan_trace(const char *path, const struct trace_opts *to, const struct func_range *f,
+		      struct scan *s, struct oob_err *err)
 {
 	struct trace_reader *r = trace_open(path, to, err);
 	const struct trace_batch *b;
+	uint64_t *prev = oob_xcalloc(UINT16_MAX + 1, sizeof(*prev)); /* last pc per hart */
 	int rc;
-	if (!r)
+	if (!r) {
+		free(prev);
 		return err ? err->code : -EINVAL;
+	}
 	while ((rc = trace_next(r, &b, err)) > 0) {
 		s->harts = b->hart + 1u > s->harts ? b->hart + 1u : s->harts;
 		s->cycles = b->cycle != NULL;
-		for (uint32_t i = 0; i < b->n; i++)
-			if (b->pc[i] == addr)
+		for (uint32_t i = 0; i < b->n; i++) {
+			if (event_entry(f, b->pc[i], i ? b->pc[i - 1] : prev[b->hart]))
 				hit_push(&s->entries, &s->nentries, &s->cap_entries,
 					 b->cycle ? b->cycle[i] : b->seq + i, b->hart);
+		}
+		if (b->n)
+			prev[b->hart] = b->pc[b->n - 1];
 		if (b->insn)
 			for (uint32_t i = 0; i < b->n; i++)
 				if (b->insn[i] == ECALL)
@@ -185,6 +206,7 @@ static int scan_trace(const char *path, const struct trace_opts *to, uint64_t ad
 		s->insns += b->n;
 	}
 	trace_close(r);
+	free(prev);
 	/* Harts interleave in the file; with cycles, time order is by cycle. */
 	if (s->cycles) {
 		qsort(s->entries, s->nentries, sizeof(*s->entries), hit_cmp);
@@ -193,7 +215,7 @@ static int scan_trace(const char *path, const struct trace_opts *to, uint64_t ad
 	return rc;
 }
 
-static int find_func(const struct goclock_align_opts *o, const char **name, uint64_t *addr,
+static int find_func(const struct goclock_align_opts *o, const char **name, struct func_range *f,
 		     struct oob_err *err)
 {
 	static const char *const defaults[] = {"runtime.traceEventLocked",
@@ -201,17 +223,19 @@ static int find_func(const struct goclock_align_opts *o, const char **name, uint
 	struct sym_binary *b = sym_binary_open(o->elf, err);
 	if (!b)
 		return err ? err->code : -EINVAL;
-	*addr = 0;
+	uint64_t addr = 0;
 	if (o->func) {
 		*name = o->func;
-		*addr = sym_binary_find_func(b, o->func);
+		addr = sym_binary_find_func(b, o->func);
 	}
-	for (size_t i = 0; !o->func && !*addr && i < 2; i++) {
+	for (size_t i = 0; !o->func && !addr && i < 2; i++) {
 		*name = defaults[i];
-		*addr = sym_binary_find_func(b, defaults[i]);
+		addr = sym_binary_find_func(b, defaults[i]);
 	}
+	const struct sym_func *sf = addr ? sym_binary_lookup(b, addr) : NULL;
+	*f = (struct func_range){addr + o->elf_bias, (sf ? sf->hi : addr + 1) + o->elf_bias};
 	sym_binary_free(b);
-	if (!*addr)
+	if (!addr)
 		return oob_err_set(err, -ENOENT,
 				   "%s: no function %s (a stripped binary, or not a Go program "
 				   "that writes execution traces)",
@@ -219,7 +243,6 @@ static int find_func(const struct goclock_align_opts *o, const char **name, uint
 				   o->func ? o->func
 					   : "runtime.traceEventLocked or "
 					     "runtime.traceWriter.event");
-	*addr += o->elf_bias;
 	return 0;
 }
 
@@ -370,26 +393,26 @@ int goclock_align(const struct gotrace *gt, const char *insn_trace,
 	struct scan s = {0};
 	struct goev *ev = NULL;
 	const char *fname = NULL;
-	uint64_t addr;
+	struct func_range f;
 	size_t n = 0;
 	int rc;
 	*out = NULL;
-	if ((rc = find_func(opts, &fname, &addr, err)) < 0)
+	if ((rc = find_func(opts, &fname, &f, err)) < 0)
 		return rc;
-	if ((rc = scan_trace(insn_trace, &opts->trace, addr, &s, err)) < 0)
+	if ((rc = scan_trace(insn_trace, &opts->trace, &f, &s, err)) < 0)
 		goto out;
 	ev = go_events(gt, &n);
 	if (n != s.nentries) {
 		rc = oob_err_set(err, -EINVAL,
 				 "the Go trace has %zu timed events but %s enters %s (0x%llx) %zu "
 				 "times: not the same run, or one of the traces is cut",
-				 n, insn_trace, fname, (unsigned long long)addr, s.nentries);
+				 n, insn_trace, fname, (unsigned long long)f.lo, s.nentries);
 		goto out;
 	}
 	struct goclock_alignment *al = pair(ev, n, &s);
 	struct goclock_fit_opts fo = opts->fit;
 	al->func = fname;
-	al->func_addr = addr;
+	al->func_addr = f.lo;
 	if (fo.max_residual <= 0 && fo.max_residual_rel <= 0)
 		fo.max_residual_rel = s.cycles ? GOCLOCK_TOL_CYCLES : GOCLOCK_TOL_INSNS;
 	if (opts->given)

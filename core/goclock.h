@@ -136,7 +136,8 @@ struct goclock_alignment {
 	const char *func;		/* the function whose entries were used */
 	uint64_t func_addr;		/* its run-time entry */
 	uint64_t go_events;		/* timed events in the Go trace */
-	uint64_t entries;		/* entries into func in the instruction trace */
+	uint64_t entries;		/* entries into func in the instruction trace (not
+					   counting the restart after a stack split) */
 	uint64_t ecalls;		/* ecall instructions seen */
 	uint64_t insns;			/* instructions read */
 	unsigned harts;			/* harts seen */

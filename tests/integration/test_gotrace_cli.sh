@@ -148,7 +148,7 @@ EOF
 		>"$w/sleep.out" 2>&1
 	rc=$?
 	if [ $rc -eq 1 ] && grep -q 'Go clock model does not hold' "$w/sleep.out"; then
-		pass "align refuses the run with a 1 s pause: $(grep -o 'is [0-9]* trace units off.*' "$w/sleep.out" | head -c 120)"
+		pass "align refuses the run with a 5 s pause: $(grep -o 'is [0-9]* trace units off.*' "$w/sleep.out" | head -c 120)"
 	else
 		fail "align sleep run" "exit $rc: $(tail -n 2 "$w/sleep.out")"
 	fi
