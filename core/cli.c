@@ -42,6 +42,7 @@ struct cli {
 	int annotate, json;
 	const char *to; /* convert: a trace format; export: an export format */
 	const char *out;
+	int per_hart; /* convert: OUT-C<n> for each hart n */
 	struct export_opts ex;
 	uint64_t max_events;
 	const char *name;
@@ -58,7 +59,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: oobprof fold|top|stats|processes [options] TRACE...\n"
 	      "       oobprof timeline [options] [--gotrace F [--go-clock HZ[:OFF]]] TRACE...\n"
-	      "       oobprof convert --to oobt|tracerv-bin TRACE -o OUT\n"
+	      "       oobprof convert --to oobt|tracerv-bin [--per-hart] TRACE -o OUT\n"
 	      "       oobprof export --to speedscope|perfetto|pprof|folded [options] TRACE... -o "
 	      "OUT\n"
 	      "options:\n"
@@ -76,6 +77,9 @@ static void usage(FILE *f)
 	      "                        kernel's own functions (auto), or by address space\n"
 	      "                        (satp writes in the trace)\n"
 	      "  --hart N              hart of a single-hart trace file (default 0)\n"
+	      "  --per-hart            convert: one file per hart, OUT-C0, OUT-C1 ... (as\n"
+	      "                        FireSim names them); without cycles in TRACE, a\n"
+	      "                        record's index in the whole trace is its cycle\n"
 	      "  --tracerv-width N     TracerV binary: retire width (default: detect)\n"
 	      "  --tracerv-words N     TracerV binary: 64-bit words per record\n"
 	      "  --tracerv-valid-bit N TracerV binary: valid bit, 40 or 63\n"
@@ -158,6 +162,7 @@ enum {
 	OPT_GOTRACE,
 	OPT_GOCLOCK,
 	OPT_TASKS,
+	OPT_PER_HART,
 };
 
 static const struct option long_opts[] = {
@@ -186,6 +191,7 @@ static const struct option long_opts[] = {
     {"gotrace", required_argument, NULL, OPT_GOTRACE},
     {"go-clock", required_argument, NULL, OPT_GOCLOCK},
     {"tasks", required_argument, NULL, OPT_TASKS},
+    {"per-hart", no_argument, NULL, OPT_PER_HART},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -296,6 +302,9 @@ static int parse_opt(struct cli *c, int opt, char *val)
 		return parse_u64(val, &c->ro.max_insns) < 0 ? bad_value("--max-insns", val) : 0;
 	case OPT_TO:
 		c->to = val;
+		return 0;
+	case OPT_PER_HART:
+		c->per_hart = 1;
 		return 0;
 	case OPT_CLOCK:
 		return parse_u64(val, &c->ex.clock_hz) < 0 || !c->ex.clock_hz
@@ -500,21 +509,75 @@ static int cmd_processes(struct cli *c, int argc, char **argv)
 	return rc < 0 || fflush(stdout) ? 1 : 0;
 }
 
+/* The writers of a conversion: one, or with --per-hart one per hart seen. */
+struct outs {
+	const struct cli *c;
+	struct trace_write_opts wo;
+	struct trace_writer **w;
+	size_t n, cap;
+};
+
+static struct trace_writer *out_for(struct outs *o, uint16_t hart, struct oob_err *err)
+{
+	size_t k = o->c->per_hart ? hart : 0;
+	if (k >= o->n) {
+		oob_xgrow((void **)&o->w, &o->cap, k + 1, sizeof(*o->w));
+		memset(o->w + o->n, 0, (k + 1 - o->n) * sizeof(*o->w));
+		o->n = k + 1;
+	}
+	if (!o->w[k]) {
+		char path[4096];
+		snprintf(path, sizeof(path), o->c->per_hart ? "%s-C%u" : "%s", o->c->out,
+			 (unsigned)hart);
+		o->w[k] = trace_writer_open(path, &o->wo, err);
+	}
+	return o->w[k];
+}
+
+static int outs_close(struct outs *o, int rc, struct oob_err *err)
+{
+	for (size_t k = 0; k < o->n; k++) {
+		if (o->w[k] && rc < 0)
+			trace_writer_abort(o->w[k]);
+		else if (o->w[k])
+			rc = trace_writer_close(o->w[k], err);
+	}
+	free(o->w);
+	return rc;
+}
+
 static int convert(const char *in, const struct cli *c, enum trace_format to, struct oob_err *err)
 {
 	struct trace_reader *r = trace_open(in, &c->ro.trace, err);
 	if (!r)
 		return err->code;
-	struct trace_write_opts wo = {.format = to, .fields = trace_reader_fields(r)};
-	struct trace_writer *w = trace_writer_open(c->out, &wo, err);
-	int rc = w ? 0 : err->code;
+	struct outs o = {.c = c, .wo = {.format = to, .fields = trace_reader_fields(r)}};
+	/* One file per hart keeps the trace's one time axis: without cycles, a
+	 * record's index in the whole trace becomes its cycle. */
+	uint64_t *index = NULL;
+	if (c->per_hart && !(o.wo.fields & TRACE_F_CYCLE)) {
+		o.wo.fields |= TRACE_F_CYCLE;
+		index = oob_xmalloc(TRACE_BATCH_MAX * sizeof(*index));
+	}
 	const struct trace_batch *b;
-	while (rc >= 0 && (rc = trace_next(r, &b, err)) > 0)
-		rc = trace_writer_put(w, b, err);
-	if (w && rc < 0)
-		trace_writer_abort(w);
-	else if (w)
-		rc = trace_writer_close(w, err);
+	int rc;
+	while ((rc = trace_next(r, &b, err)) > 0) {
+		struct trace_batch timed = *b;
+		if (index) {
+			for (uint32_t i = 0; i < b->n; i++)
+				index[i] = b->seq + i;
+			timed.cycle = index;
+		}
+		struct trace_writer *w = out_for(&o, b->hart, err);
+		if (!w || (rc = trace_writer_put(w, &timed, err)) < 0) {
+			rc = w ? rc : err->code;
+			break;
+		}
+	}
+	free(index);
+	if (rc == 0 && !o.n && !out_for(&o, 0, err)) /* an empty trace: an empty file */
+		rc = err->code;
+	rc = outs_close(&o, rc, err);
 	trace_close(r);
 	return rc;
 }
@@ -529,6 +592,10 @@ static int cmd_convert(struct cli *c, int argc, char **argv)
 	}
 	if (!c->out || to == TRACE_FMT_AUTO || argc - optind != 1) {
 		fputs("oobprof convert: needs --to FORMAT, -o OUT and one TRACE\n", stderr);
+		return 2;
+	}
+	if (c->per_hart && !strcmp(c->out, "-")) {
+		fputs("oobprof convert: --per-hart writes files: -o names them\n", stderr);
 		return 2;
 	}
 	if (convert(argv[optind], c, to, &err) < 0) {

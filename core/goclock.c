@@ -393,7 +393,7 @@ int goclock_align(const struct gotrace *gt, const char *insn_trace,
 	struct scan s = {0};
 	struct goev *ev = NULL;
 	const char *fname = NULL;
-	struct func_range f;
+	struct func_range f = {0, 0};
 	size_t n = 0;
 	int rc;
 	*out = NULL;

@@ -30,6 +30,8 @@ void park_init(struct park *pk, struct frame_table *ft, const struct sym_binary 
 	h->kthread = kframe(ft, kernel, bias, kspace, "kthread", NULL);
 	h->new_exec = kframe(ft, kernel, bias, kspace, "begin_new_exec", NULL);
 	h->do_exit = kframe(ft, kernel, bias, kspace, "do_exit", NULL);
+	h->schedule = kframe(ft, kernel, bias, kspace, "__schedule", NULL);
+	h->pick_idle = kframe(ft, kernel, bias, kspace, "pick_next_task_idle", NULL);
 	kframe(ft, kernel, bias, kspace, "ret_from_fork", &h->fork_entry);
 	h->kthread_start =
 	    kframe(ft, kernel, bias, kspace, "ret_from_kernel_thread", &h->kthread_entry);
@@ -52,8 +54,9 @@ void park_resume_destroy(struct park_resume *rs)
 	memset(rs, 0, sizeof(*rs));
 }
 
-void park_put(struct park *pk, struct task *t)
+void park_put(struct park *pk, struct task *t, uint16_t hart)
 {
+	t->hart = hart;
 	if (t->dead)
 		return; /* never resumed: not a candidate, and not scanned again */
 	if (pk->nparked == PARK_MAX) {
@@ -79,16 +82,36 @@ void park_take(struct park *pk, const struct task *t)
 	}
 }
 
-size_t park_find(struct park *pk, uint64_t land, struct park_resume *rs)
+/* Whether parked task t may be what __switch_to returns to at land. */
+static int may_resume(const struct park *pk, struct task *t, uint64_t land)
 {
+	const struct stack_entry *top = t->stk.n ? stack_top(&t->stk) : NULL;
+	return !t->dead && top && top->frame == pk->hk.switch_to && top->ret == land;
+}
+
+static int idle_known(const struct park *pk, uint16_t hart)
+{
+	for (size_t k = 0; k < pk->nparked; k++)
+		if (pk->parked[k]->idle && pk->parked[k]->hart == hart)
+			return 1;
+	return 0;
+}
+
+size_t park_find(struct park *pk, uint64_t land, uint16_t hart, int idle, struct park_resume *rs)
+{
+	int only_idle = idle && idle_known(pk, hart);
 	rs->ncands = 0;
-	for (size_t k = 0; k < pk->nparked; k++) {
-		struct task *t = pk->parked[k];
-		const struct stack_entry *top = t->stk.n ? stack_top(&t->stk) : NULL;
-		if (t->dead || !top || top->frame != pk->hk.switch_to || top->ret != land)
-			continue;
-		oob_xgrow((void **)&rs->cands, &rs->cap_cands, rs->ncands + 1, sizeof(*rs->cands));
-		rs->cands[rs->ncands++] = t;
+	for (int here = 1; here >= 0; here--) {
+		for (size_t k = 0; k < pk->nparked; k++) {
+			struct task *t = pk->parked[k];
+			if (!may_resume(pk, t, land) || (t->hart == hart) != here ||
+			    (only_idle ? !t->idle || t->hart != hart
+				       : t->idle && (!idle || t->hart != hart)))
+				continue;
+			oob_xgrow((void **)&rs->cands, &rs->cap_cands, rs->ncands + 1,
+				  sizeof(*rs->cands));
+			rs->cands[rs->ncands++] = t;
+		}
 	}
 	return rs->ncands;
 }
@@ -174,10 +197,10 @@ void park_clone_note(struct park *pk, struct task *parent, const struct stack *s
 	c->kind = on_stack(s, pk->hk.kernel_thread)	 ? PARK_KTHREAD
 		  : on_stack(s, pk->hk.user_mode_thread) ? PARK_USER_THREAD
 							 : PARK_FORK;
-	/* the frames between the root and the topmost trap marker, the marker
+	/* the frames between the root and the user trap marker, the marker
 	 * included: what the child returns to in user space */
-	int64_t m = stack_last_marker(s);
-	if (c->kind == PARK_FORK && m > 0 && s->v[m].marker != PROC_MARK_ROOT) {
+	int64_t m = proc_user_marker(s);
+	if (c->kind == PARK_FORK && m > 0) {
 		c->nuser = (uint32_t)m;
 		c->user = oob_xmalloc(c->nuser * sizeof(*c->user));
 		memcpy(c->user, s->v + 1, c->nuser * sizeof(*c->user));

@@ -11,8 +11,20 @@
  * return address of some parked task. Parked tasks that all slept in
  * schedule() share that return address, so the choice is provisional: the
  * resumed task's next returns must match its saved return addresses, and its
- * return to user space must land in the user function it trapped from. When
- * they do not and another candidate's stack does, the candidates are swapped.
+ * return to user space must land where it trapped (the instruction the trace
+ * showed last, or the next one), or at a program's entry point after an
+ * exec. When they do not and another candidate's stack does, the candidates
+ * are swapped. Among equals, a task parked on this hart goes first.
+ *
+ * On several harts the records must come in the order they ran (one
+ * interleaved trace, or files merged by cycle: trace_merge.h): a task parked
+ * on one hart may resume on another.
+ *
+ * The scheduler says one thing more: __schedule calls pick_next_task_idle
+ * exactly when the next task is the CPU's idle task, which never migrates.
+ * So a switch after that call resumes this hart's idle task, and any other
+ * switch resumes a task that is not idle (idle tasks and other sleepers can
+ * wait on the same call chain).
  *
  * Pids: Linux hands them out in order, one per alloc_pid() call, so counting
  * those calls numbers the tasks exactly; a new task takes the oldest pending
@@ -43,6 +55,7 @@ struct park_hooks {
 	uint32_t kthreadd, kthread;		  /* the functions of kernel_thread()'s children */
 	uint32_t kthread_start;			  /* ret_from_kernel_thread: jumps to it */
 	uint32_t new_exec, do_exit;		  /* begin_new_exec, do_exit */
+	uint32_t schedule, pick_idle;		  /* __schedule, pick_next_task_idle */
 	uint64_t fork_entry, kthread_entry;	  /* ret_from_fork, ret_from_kernel_thread */
 };
 
@@ -105,13 +118,17 @@ void park_init(struct park *pk, struct frame_table *ft, const struct sym_binary 
 void park_destroy(struct park *pk);
 void park_resume_destroy(struct park_resume *rs);
 
-/* Parks t (not if it exited). */
-void park_put(struct park *pk, struct task *t);
+/* Parks t, which ran on hart (not if it exited). */
+void park_put(struct park *pk, struct task *t, uint16_t hart);
 void park_take(struct park *pk, const struct task *t);
 
 /* Fills rs->cands with the live parked tasks that __switch_to returns to at
- * land; returns how many. */
-size_t park_find(struct park *pk, uint64_t land, struct park_resume *rs);
+ * land; returns how many. Those parked on hart come first: Linux keeps a
+ * task on its CPU when it can, and per-CPU kernel threads always, while
+ * their sleeping stacks can be the same to the last frame. With idle set
+ * (the scheduler picked the idle task) only hart's idle task is a
+ * candidate, if it is known; without, idle tasks are not. */
+size_t park_find(struct park *pk, uint64_t land, uint16_t hart, int idle, struct park_resume *rs);
 
 /* Puts the likeliest candidate first: the one whose return addresses, from
  * the top down, the next n pcs of the trace land on first. A pc equal to a

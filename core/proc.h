@@ -43,6 +43,17 @@
 /* Stack entry marker values: a trap marker (PENDING_* in recon.c) or the root. */
 #define PROC_MARK_ROOT 3u
 
+/* Index of the trap marker where a task's user frames end (the lowest one:
+ * those above it are traps taken in the kernel), or -1 if the stack has
+ * none (a kernel thread, a task in user space). */
+static inline int64_t proc_user_marker(const struct stack *s)
+{
+	for (uint32_t k = 1; k < s->n; k++)
+		if (s->v[k].marker && s->v[k].marker != PROC_MARK_ROOT)
+			return k;
+	return -1;
+}
+
 #define PROC_CSR_SATP 0x180
 /* Task key of an address space (--tasks satp): never 0 and never a kernel
  * pointer (satp's mode field is 0, 8, 9 or 10). */
@@ -67,6 +78,8 @@ struct task {
 	int dead;		/* entered do_exit: never resumed (park.h) */
 	int fn_named;		/* a kernel thread named by its thread function (park.h) */
 	uint64_t exec_at;	/* when begin_new_exec ran (park.h) */
+	uint16_t hart;		/* the hart it was parked on last (park.h) */
+	int idle;		/* the idle task of that hart (park.h) */
 	uint64_t insns[2], cycles[2]; /* [0] user, [1] kernel */
 	uint64_t start, end;	      /* first and last time seen (cycle or insn index) */
 	struct proc_exec *execs;

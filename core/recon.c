@@ -38,9 +38,13 @@
 #include "profile_impl.h"
 #include "stack.h"
 #include "sym.h"
+#include "trace_merge.h"
 
 /* What a trap interrupted right after a control transfer (stored in the
- * marker entry, completed by the trap return). */
+ * marker entry, completed by the trap return). A PENDING_NONE marker's ret
+ * is the pc of the last instruction the trace shows before the trap, when
+ * the trap returns to it or to the next one (a fault, an interrupt, ecall;
+ * 0: not known); a PENDING_CALL marker's is the call's return address. */
 enum { PENDING_NONE = 1, PENDING_CALL = 2 };
 
 struct recon_hart {
@@ -55,6 +59,8 @@ struct recon_hart {
 	uint64_t pending_key;	/* switch to this task at the next batch */
 	uint64_t match_excl;	/* user spaces ruled out for the current user run */
 	uint32_t run_base;	/* park + matching: stack height when the user run began */
+	int idle_pick;		/* park: this __schedule picked the idle task */
+	int xret_deferred;	/* an sret was cut short by a trap into the firmware */
 	int run_exec;		/* ... and the run is a program's first (named by the match) */
 	int cycles;		/* the trace counts cycles */
 	struct task *task;	/* running on this hart */
@@ -75,8 +81,9 @@ struct recon {
 	size_t nspaces;
 	struct code_chains chains;
 	struct proc proc;
-	int proc_ready;	 /* set up from the first trace's fields */
-	uint64_t vector; /* trap vector: learned from traps, or the kernel's entry symbol */
+	uint64_t vector;  /* trap vector: learned from traps, or the kernel's entry symbol */
+	uint64_t mvector; /* the firmware's (M-mode) trap vector, learned from the kernel's
+			     traps into code of no ELF; 0 until seen */
 	/* pc-only traces with several candidate user binaries: which one runs is
 	 * found by matching (see match_enter); a task per binary. */
 	int matching;
@@ -88,9 +95,8 @@ struct recon {
 	/* The same traces with a kernel that has __switch_to: tasks are
 	 * followed through the context switches (park.h). */
 	struct park park;
-	struct events *events;	     /* sideband process events, or NULL */
-	size_t ntraces, trace_index; /* several single-hart files: one hart each */
-	struct task **mtasks;	     /* per space id, NULL until used */
+	struct events *events; /* sideband process events, or NULL */
+	struct task **mtasks;  /* per space id, NULL until used */
 	struct recon_hart *harts;
 	size_t nharts;
 	uint64_t gseq; /* records of all harts before the current batch */
@@ -282,11 +288,11 @@ static void jump(struct recon *r, struct recon_hart *h, const struct code_block 
 
 static void park_on_call(struct recon *r, struct recon_hart *h, uint32_t f, int indirect);
 
-static void call(struct recon *r, struct recon_hart *h, struct code_block *nb, uint64_t ret,
-		 uint32_t i, int indirect)
+/* Function nb was entered by a call (returning to ret): push it and tell
+ * the task trackers, which hook kernel functions. */
+static void enter(struct recon *r, struct recon_hart *h, struct code_block *nb, uint64_t ret,
+		  int indirect)
 {
-	flush(r, h, i);
-	r->st.events++;
 	r->st.calls++;
 	uint32_t f = code_frame_at(nb);
 	push(r, h, f, ret, 0, 1);
@@ -295,6 +301,14 @@ static void call(struct recon *r, struct recon_hart *h, struct code_block *nb, u
 			     (const struct code_space *const *)r->spaces + 1, r->nspaces - 1);
 	if (r->park.enabled && nb->kernel)
 		park_on_call(r, h, f, indirect);
+}
+
+static void call(struct recon *r, struct recon_hart *h, struct code_block *nb, uint64_t ret,
+		 uint32_t i, int indirect)
+{
+	flush(r, h, i);
+	r->st.events++;
+	enter(r, h, nb, ret, indirect);
 }
 
 /* Makes the function at nb the new bottom of the top segment, with no entry
@@ -454,11 +468,12 @@ static void resume(struct recon *r, struct recon_hart *h, struct code_block *nb,
 	}
 	uint32_t pending = h->stk->v[m].marker;
 	uint64_t pending_ret = h->stk->v[m].ret;
-	if (nb->start == r->vector) {
+	if (nb->start == r->vector || (r->mvector && nb->start == r->mvector)) {
 		/* The instruction returned to trapped at once (a page fault on the
-		 * first fetch): it did not retire, the handler runs again. */
+		 * first fetch, an interrupt): it did not retire, a handler runs. */
 		pop_to(r, h, pending == PROC_MARK_ROOT ? stack_segment_base(h->stk) : (uint32_t)m);
-		trap(r, h, nb, i, "[trap]", PENDING_NONE, 0);
+		trap(r, h, nb, i, "[trap]", PENDING_NONE,
+		     pending == PENDING_NONE ? pending_ret : 0);
 		return;
 	}
 	if (pending == PROC_MARK_ROOT || (h->task->exec_pending && !nb->kernel)) {
@@ -472,11 +487,14 @@ static void resume(struct recon *r, struct recon_hart *h, struct code_block *nb,
 		return;
 	}
 	pop_to(r, h, (uint32_t)m);
+	if (r->park.enabled && h->stk->n && stack_top(h->stk)->frame == r->park.hk.switch_to &&
+	    nb->func != r->park.hk.switch_to)
+		park_switch(r, h, nb->start, i); /* the interrupt came as __switch_to returned */
 	if (h->stk->n == 0) {
 		rebase(r, h, nb, 0);
 	} else if (pending == PENDING_CALL) {
-		r->st.calls++;
-		push(r, h, code_frame_at(nb), pending_ret, 0, 1);
+		/* an interrupt came at the callee's first instruction */
+		enter(r, h, nb, pending_ret, 0);
 	} else if (nb->func != FRAME_NONE && nb->func != stack_top(h->stk)->frame) {
 		int64_t at = stack_find_ret(h->stk, nb->start);
 		if (at >= 0) /* the trap came right after a return */
@@ -493,12 +511,38 @@ static void bin_enter(struct recon *r, struct recon_hart *h, uint64_t pc, uint32
 static struct code_block *park_user(struct recon *r, struct recon_hart *h, struct code_block *nb,
 				    uint32_t i);
 
-static struct code_block *xret(struct recon *r, struct recon_hart *h, struct code_block *nb,
-			       uint32_t i)
+/* A trap from the kernel lands at pc of no ELF in the lower half: that is
+ * the firmware's trap vector. */
+static void learn_mvector(struct recon *r, const struct code_block *from,
+			  const struct code_block *nb)
+{
+	if (!r->mvector && from->kernel && !nb->kernel && nb->func == FRAME_NONE && !nb->map) {
+		r->mvector = nb->start;
+		OOB_DEBUG("firmware trap vector %#" PRIx64, r->mvector);
+	}
+}
+
+static struct code_block *xret(struct recon *r, struct recon_hart *h, const struct code_block *from,
+			       struct code_block *nb, uint32_t i)
 {
 	flush(r, h, i);
 	r->st.events++;
 	r->st.trap_returns++;
+	if (r->mvector && nb->start == r->mvector) {
+		if (!from->kernel || h->xret_deferred) {
+			resume(r, h, nb, i); /* straight back into the firmware's handler */
+			return nb;
+		}
+		/* An interrupt into the firmware came before the first instruction
+		 * the sret returns to: the return completes at the firmware's mret. */
+		h->xret_deferred = 1;
+		trap(r, h, nb, i, "[trap]", PENDING_NONE, 0);
+		return nb;
+	}
+	if (h->xret_deferred) {
+		h->xret_deferred = 0;
+		pop_to(r, h, (uint32_t)stack_last_marker(h->stk)); /* the firmware's trap */
+	}
 	if (r->park.enabled && !nb->kernel)
 		nb = park_user(r, h, nb, i);
 	else if (r->matching && !nb->kernel)
@@ -693,6 +737,10 @@ static int match_applies(const struct recon *r, const struct code_block *blk,
 
 /* ---- context switches in pc-only traces (park.h) ---- */
 
+/* A task for the debug log: "comm pid [task idx]". */
+#define TASK_FMT     "%s %lld [task %u]"
+#define TASK_ARGS(t) (t)->comm, (long long)(t)->pid, (t)->idx
+
 static void emit_all(struct recon *r, struct recon_hart *h, uint8_t kind);
 
 static uint64_t now_of(const struct recon_hart *h)
@@ -716,8 +764,13 @@ static void park_on_call(struct recon *r, struct recon_hart *h, uint32_t f, int 
 	uint32_t caller = h->stk->n >= 2 ? h->stk->v[h->stk->n - 2].frame : FRAME_NONE;
 	if (f == k->switch_to) {
 		h->res.active = 0; /* the resumed task ran to its next switch: it was the one */
+	} else if (f == k->schedule || f == k->pick_idle) {
+		h->idle_pick = f == k->pick_idle;
 	} else if (f == k->alloc_pid) {
 		park_clone_note(&r->park, t, h->stk);
+		OOB_DEBUG("park: hart %u: " TASK_FMT " clones pid %lld (kind %d)", h->id,
+			  TASK_ARGS(t), (long long)r->park.clones[r->park.nclones - 1].pid,
+			  (int)r->park.clones[r->park.nclones - 1].kind);
 	} else if (f == k->new_exec) {
 		t->exec_pending = 1;
 		t->exec_at = now_of(h);
@@ -775,6 +828,8 @@ static void park_new_task(struct recon *r, struct recon_hart *h, uint64_t land)
 	free(cl.user);
 	push(r, h, pk->hk.switch_to, land, 0, 0);
 	r->st.switch_new_tasks++;
+	OOB_DEBUG("park: hart %u record %" PRIu64 ": new task " TASK_FMT " at %#" PRIx64, h->id,
+		  r->gseq + (h->last_seq - h->seq), TASK_ARGS(t), land);
 }
 
 #define PARK_LOOKAHEAD 65536 /* records looked at to guess who resumes */
@@ -789,8 +844,11 @@ static void park_switch(struct recon *r, struct recon_hart *h, uint64_t land, ui
 	emit_all(r, h, RECON_EV_CLOSE);
 	rs->active = 0;
 	r->proc.switches++;
-	size_t n =
-	    land == pk->hk.fork_entry || land == pk->hk.kthread_entry ? 0 : park_find(pk, land, rs);
+	int idle = h->idle_pick;
+	h->idle_pick = 0;
+	size_t n = land == pk->hk.fork_entry || land == pk->hk.kthread_entry
+		       ? 0
+		       : park_find(pk, land, h->id, idle, rs);
 	if (!n && pk->ntasks >= PARK_MAX_TASKS) {
 		/* no more tasks (a hostile trace could ask for one per switch):
 		 * the old one runs on */
@@ -798,8 +856,9 @@ static void park_switch(struct recon *r, struct recon_hart *h, uint64_t land, ui
 		emit_all(r, h, RECON_EV_OPEN);
 		return;
 	}
-	park_put(pk, old);
+	park_put(pk, old, h->id);
 	if (!n) {
+		OOB_DEBUG("park: hart %u: " TASK_FMT " parked", h->id, TASK_ARGS(old));
 		park_new_task(r, h, land);
 		return;
 	}
@@ -808,6 +867,13 @@ static void park_switch(struct recon *r, struct recon_hart *h, uint64_t land, ui
 		park_guess(rs, r->b->pc + from, left < PARK_LOOKAHEAD ? left : PARK_LOOKAHEAD);
 	}
 	struct task *t = rs->cands[0];
+	if (idle) { /* the hart's idle task, now known if it was not */
+		t->idle = 1;
+		t->hart = h->id;
+	}
+	OOB_DEBUG("park: hart %u record %" PRIu64 ": " TASK_FMT " parked, " TASK_FMT
+		  " resumed at %#" PRIx64 " (%zu candidates)",
+		  h->id, r->gseq + (h->last_seq - h->seq), TASK_ARGS(old), TASK_ARGS(t), land, n);
 	park_take(pk, t);
 	h->task = t;
 	h->stk = &t->stk;
@@ -831,9 +897,11 @@ static void park_swap(struct recon *r, struct recon_hart *h, size_t c)
 {
 	struct park_resume *rs = &h->res;
 	struct task *t = h->task, *n = rs->cands[c];
+	OOB_DEBUG("park: hart %u: not " TASK_FMT " but " TASK_FMT " resumed", h->id, TASK_ARGS(t),
+		  TASK_ARGS(n));
 	emit_all(r, h, RECON_EV_CLOSE);
 	park_restore(rs, &t->stk);
-	park_put(&r->park, t);
+	park_put(&r->park, t, h->id);
 	park_take(&r->park, n);
 	rs->cands[c] = t;
 	park_begin(rs, &n->stk, rs->popped);
@@ -861,19 +929,38 @@ static void park_recheck(struct recon *r, struct recon_hart *h, uint64_t land)
 	}
 }
 
-/* 1 if t's return to user space may land at pc: it trapped from the
- * function there (in its own code), or it exec'd. */
+/* 1 if pc is where a program starts after execve: the entry point of a user
+ * binary mapped there (the program's, or its interpreter's). */
+static int exec_entry(const struct recon *r, uint64_t pc)
+{
+	for (size_t k = 1; k < r->nspaces; k++) {
+		const struct sym_mapping *m = sym_space_find(r->syms[k], pc);
+		if (m && sym_binary_entry(m->bin) + m->bias == pc)
+			return 1;
+	}
+	return 0;
+}
+
+/* 1 if t's return to user space may land at pc: where it trapped, or a
+ * program's start if it exec'd. */
 static int user_fits(struct recon *r, const struct task *t, uint64_t pc)
 {
 	struct code_block *nb = code_block_at(t->ucs, pc);
-	int64_t m = stack_last_marker(&t->stk);
-	if (t->exec_pending)
-		return 1;
-	if (m < 1 || t->stk.v[m].marker == PROC_MARK_ROOT)
-		return 0; /* a kernel thread */
-	if (t->stk.v[m].marker == PENDING_CALL)
-		return 1; /* returns into a callee: any function */
-	return t->stk.v[m - 1].frame == (nb->func != FRAME_NONE ? nb->func : code_frame_at(nb));
+	int64_t m = proc_user_marker(&t->stk);
+	if (t->exec_pending) /* a program whose ELF is not given starts anywhere */
+		return exec_entry(r, pc) || !sym_space_find(r->syms[t->ucs->id], pc);
+	if (m < 1)
+		return 0;			/* a kernel thread */
+	if (t->stk.v[m].marker == PENDING_CALL) /* into the callee, at its entry */
+		return nb->func == FRAME_NONE || nb->start == nb->entry;
+	uint64_t last = t->stk.v[m].ret;
+	if (last) /* back to the instruction that trapped, or to the next */
+		return pc == last || pc == last + 2 || pc == last + 4;
+	/* the trap came after a jump: into the function it trapped from, or
+	 * just after that function returned, or just after a tail call */
+	const struct stack_entry *below = &t->stk.v[m - 1];
+	return below->frame == (nb->func != FRAME_NONE ? nb->func : code_frame_at(nb)) ||
+	       below->ret == pc || (nb->func != FRAME_NONE && nb->start == nb->entry);
 }
 
 /* The hart returns to user code at nb: checks a provisional resume against
@@ -935,7 +1022,9 @@ static struct code_block *deviation(struct recon *r, struct recon_hart *h, struc
 	struct code_block *nb = code_next(space_of(r, h, npc), blk, npc), *mb;
 	if (match_applies(r, blk, nb) && (mb = match_mismatch(r, h, nb, i)))
 		return mb;
-	trap(r, h, nb, i, insn_cause(r, h, blk->pcs[pos]), PENDING_NONE, 0);
+	learn_mvector(r, blk, nb);
+	trap(r, h, nb, i, insn_cause(r, h, blk->pcs[pos]), PENDING_NONE,
+	     pos ? blk->pcs[pos - 1] : 0);
 	return nb;
 }
 
@@ -982,11 +1071,17 @@ static struct code_block *transfer(struct recon *r, struct recon_hart *h,
 	const struct rv_insn *in = &blk->last;
 	uint64_t npc = nb->start, fall = blk->last_pc + in->len;
 	uint64_t target = rv_direct_target(in, blk->last_pc);
-	/* user code never jumps into the kernel: whatever the instruction, that
-	 * is a trap (here the privilege is not in the trace) */
-	int up = priv_rises(r, h, i) || (!blk->kernel && nb->kernel);
+	/* User code never jumps into the kernel, and the kernel leaves for the
+	 * lower half (user code, M-mode firmware) only by sret: whatever the
+	 * instruction, anything else is a trap (the privilege is not always in
+	 * the trace). Nor does software jump to the trap vector: an interrupt
+	 * can come right after any instruction, a `ret` or a `jr` too. */
+	int up =
+	    priv_rises(r, h, i) || blk->kernel != nb->kernel || (r->vector && npc == r->vector);
 	int off = off_target(in, npc, fall, target);
 	struct code_block *mb;
+	if (in->kind != RV_XRET)
+		learn_mvector(r, blk, nb);
 
 	if (off && !up && match_applies(r, blk, nb) && (mb = match_mismatch(r, h, nb, i)))
 		return mb;
@@ -1034,10 +1129,10 @@ static struct code_block *transfer(struct recon *r, struct recon_hart *h,
 			     in->kind == RV_ECALL    ? "[trap: ecall]"
 			     : in->kind == RV_EBREAK ? "[trap: ebreak]"
 						     : "[irq]",
-			     PENDING_NONE, 0);
+			     PENDING_NONE, blk->last_pc);
 		break;
 	case RV_XRET:
-		nb = xret(r, h, nb, i);
+		nb = xret(r, h, blk, nb, i);
 		break;
 	default:
 		jump(r, h, blk, nb, i);
@@ -1064,7 +1159,7 @@ static struct code_block *transition(struct recon *r, struct recon_hart *h, stru
 			    (mb = match_mismatch(r, h, nb, i)))
 				return mb;
 			trap(r, h, nb, i, insn_cause(r, h, blk->last_pc + blk->last.len),
-			     PENDING_NONE, 0);
+			     PENDING_NONE, blk->last_pc);
 		}
 		break;
 	default:
@@ -1108,12 +1203,15 @@ static void hart_start(struct recon *r, struct recon_hart *h, const struct trace
 	}
 	h->started = 1;
 	h->blk = code_block_at(space_of(r, h, b->pc[i]), b->pc[i]);
-	if (r->park.enabled && h->id == 0 && !r->park.nclones && h->blk->func == FRAME_NONE) {
-		/* starts in firmware: the task is the boot task (Linux's pid 0),
-		 * and the pids the kernel hands out can be counted */
-		r->park.from_boot = 1;
+	if (r->park.enabled && !r->park.nclones && h->blk->func == FRAME_NONE) {
+		/* starts in firmware: the task is the hart's idle task (Linux's
+		 * pid 0), the boot hart's the boot task, and the pids the kernel
+		 * hands out can be counted */
+		r->park.from_boot |= h->id == 0;
 		h->task->pid = 0;
-		snprintf(h->task->comm, sizeof(h->task->comm), "swapper/0");
+		h->task->idle = 1;
+		h->task->hart = h->id;
+		snprintf(h->task->comm, sizeof(h->task->comm), "swapper/%u", (unsigned)h->id);
 	}
 	h->pos = 0;
 	h->last_seq = h->seq + i;
@@ -1686,27 +1784,27 @@ static void recon_destroy(struct recon *r)
 	free(r->bins);
 }
 
-static int poll_progress(struct recon *r, struct trace_reader *tr, uint64_t insns)
+static int poll_progress(struct recon *r, struct trace_merge *m, uint64_t insns)
 {
 	const struct recon_opts *o = r->opts;
 	if (o->progress)
-		o->progress(o->progress_ctx, r->st.raw_bytes + trace_reader_raw_bytes(tr), insns);
+		o->progress(o->progress_ctx, trace_merge_raw_bytes(m), insns);
 	if (o->cancel && *o->cancel)
 		return -ECANCELED;
 	return 0;
 }
 
-static int run_trace(struct recon *r, struct trace_reader *tr, uint64_t *seen, struct oob_err *err)
+static int run_merged(struct recon *r, struct trace_merge *m, uint64_t *seen, struct oob_err *err)
 {
 	const struct trace_batch *b;
 	uint64_t next_poll = *seen + (1u << 24);
 	int rc;
-	while ((rc = trace_next(tr, &b, err)) > 0) {
+	while ((rc = trace_merge_next(m, &b, err)) > 0) {
 		batch(r, b);
 		*seen += b->n;
 		if (*seen >= next_poll) {
 			next_poll = *seen + (1u << 24);
-			if ((rc = poll_progress(r, tr, *seen)) < 0)
+			if ((rc = poll_progress(r, m, *seen)) < 0)
 				return oob_err_set(err, rc, "cancelled after %llu instructions",
 						   (unsigned long long)*seen);
 		}
@@ -1719,6 +1817,17 @@ static int run_trace(struct recon *r, struct trace_reader *tr, uint64_t *seen, s
 /* FirePerf logs carry stack events by name, not instructions: replay them. */
 static int run_fireperf(struct recon *r, struct in_stream *s, struct oob_err *err);
 
+static int run_fireperf_files(struct recon *r, const char *const *paths, size_t n,
+			      struct oob_err *err)
+{
+	int rc = 0;
+	for (size_t k = 0; k < n && rc >= 0; k++) {
+		struct in_stream *s = in_open(paths[k], &r->opts->trace.in, err);
+		rc = s ? run_fireperf(r, s, err) : (err ? err->code : -EIO);
+	}
+	return rc;
+}
+
 /* The hart of the k-th of several single-hart trace files: FireSim names
  * them TRACEFILE-C<n>; otherwise their order on the command line. */
 static uint16_t file_hart(const char *path, size_t k)
@@ -1730,36 +1839,42 @@ static uint16_t file_hart(const char *path, size_t k)
 	return c && end != c + 2 && n < 65536 ? (uint16_t)n : (uint16_t)k;
 }
 
-static int run_one(struct recon *r, const char *path, uint64_t *seen, struct oob_err *err)
+/* Several single-hart files are one tile each, read in time order on the
+ * base clock (trace_merge.h). */
+static struct trace_merge *open_traces(struct recon *r, const char *const *paths, size_t n,
+				       struct oob_err *err)
 {
-	struct trace_opts to = r->opts->trace;
-	if (r->ntraces > 1) { /* one tile each: their cycles on the base clock */
-		to.hart = file_hart(path, r->trace_index);
-		to.base_clock = 1;
-	}
-	to.insn_changes_only = 1; /* code_put keeps bits per pc */
-	struct trace_reader *tr = trace_open(path, &to, err);
-	if (!tr)
-		return err ? err->code : -EINVAL;
-	enum trace_format f = trace_reader_format(tr);
-	r->st.format = trace_format_name(f);
-	int rc;
-	if (!r->proc_ready) {
-		if ((rc = setup_proc(r, trace_reader_fields(tr), err)) < 0) {
-			trace_close(tr);
-			return rc;
+	struct trace_opts *to = oob_xcalloc(n ? n : 1, sizeof(*to));
+	for (size_t k = 0; k < n; k++) {
+		to[k] = r->opts->trace;
+		if (n > 1) {
+			to[k].hart = file_hart(paths[k], k);
+			to[k].base_clock = 1;
 		}
-		r->proc_ready = 1;
+		to[k].insn_changes_only = 1; /* code_put keeps bits per pc */
 	}
-	if (f == TRACE_FMT_FIREPERF) {
-		trace_close(tr);
-		struct in_stream *s = in_open(path, &r->opts->trace.in, err);
-		rc = s ? run_fireperf(r, s, err) : (err ? err->code : -EIO);
-		return rc;
+	struct trace_merge *m = trace_merge_open(paths, to, n, err);
+	free(to);
+	return m;
+}
+
+static int run_traces(struct recon *r, const char *const *paths, size_t n, uint64_t *seen,
+		      struct oob_err *err)
+{
+	struct trace_merge *m = open_traces(r, paths, n, err);
+	if (!m)
+		return err ? err->code : -EINVAL;
+	enum trace_format f = trace_merge_format(m);
+	r->st.format = trace_format_name(f);
+	int rc = setup_proc(r, trace_merge_fields(m), err);
+	if (rc == 0 && f == TRACE_FMT_FIREPERF) {
+		trace_merge_close(m);
+		return run_fireperf_files(r, paths, n, err);
 	}
-	rc = run_trace(r, tr, seen, err);
-	r->st.raw_bytes += trace_reader_raw_bytes(tr);
-	trace_close(tr);
+	if (rc == 0)
+		rc = run_merged(r, m, seen, err);
+	r->st.raw_bytes = trace_merge_raw_bytes(m);
+	trace_merge_close(m);
 	return rc;
 }
 
@@ -1793,12 +1908,7 @@ int recon_run(const struct recon_opts *opts, const char *const *traces, size_t n
 		goto out;
 	}
 	/* Readers name the file in their messages. */
-	r.ntraces = ntraces;
-	for (size_t k = 0; k < ntraces && rc >= 0; k++) {
-		r.trace_index = k;
-		rc = run_one(&r, traces[k], &seen, err);
-	}
-	if (rc < 0)
+	if ((rc = run_traces(&r, traces, ntraces, &seen, err)) < 0)
 		goto out;
 	finish(&r);
 	split_inlines(&r);

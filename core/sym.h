@@ -87,6 +87,9 @@ const char *sym_binary_build_id(const struct sym_binary *b);
 unsigned sym_binary_machine(const struct sym_binary *b);
 /* 1 for ET_DYN (PIE executables and shared libraries). */
 int sym_binary_is_pie(const struct sym_binary *b);
+/* The ELF header's entry point (link-time; 0 for perf maps): where a
+ * program, or the interpreter that loads it, starts after execve. */
+uint64_t sym_binary_entry(const struct sym_binary *b);
 /* 1 if .debug_info is present and libdw could read it. */
 int sym_binary_has_dwarf(const struct sym_binary *b);
 /* Lowest p_vaddr of the PT_LOAD segments, aligned down to 4 KiB (0 without

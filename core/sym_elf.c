@@ -338,6 +338,7 @@ struct sym_binary *sym_binary_open(const char *path, struct oob_err *err)
 	}
 	b->machine = eh.e_machine;
 	b->pie = eh.e_type == ET_DYN;
+	b->entry = eh.e_entry;
 	if (elf_layout(b, err) < 0)
 		goto fail;
 	elf_build_id(b);

@@ -68,6 +68,7 @@ struct sym_binary {
 	char *build_id;	  /* malloc'ed */
 	unsigned machine;
 	int pie;
+	uint64_t entry; /* e_entry, link-time; 0 for perf maps */
 	uint64_t load_base, text_lo, text_hi;
 
 	int fd; /* -1 for perf maps */

@@ -268,6 +268,11 @@ int sym_binary_is_pie(const struct sym_binary *b)
 	return b->pie;
 }
 
+uint64_t sym_binary_entry(const struct sym_binary *b)
+{
+	return b->entry;
+}
+
 int sym_binary_has_dwarf(const struct sym_binary *b)
 {
 	return b->dw != NULL;

@@ -265,7 +265,7 @@ static int put_tracerv(struct trace_writer *w, const struct trace_batch *b, stru
 	w->hart = b->hart;
 	for (uint32_t i = 0; i < b->n; i++, w->seq++) {
 		uint64_t pc = b->pc[i];
-		uint64_t cyc = b->cycle ? b->cycle[i] : w->seq;
+		uint64_t cyc = b->cycle ? b->cycle[i] : b->seq + i;
 		int64_t s = (int64_t)(pc << 24) >> 24;
 		if ((uint64_t)s != pc)
 			return oob_err_set(err, -EINVAL,

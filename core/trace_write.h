@@ -43,7 +43,9 @@ struct trace_writer *trace_writer_open(const char *path, const struct trace_writ
  * a pc that is not a sign-extended 40-bit address, or a second hart (one file
  * per hart). tracerv-bin packs consecutive records of equal cycle into one
  * record of `width` slots; without TRACE_F_CYCLE the cycle is the record's
- * sequence number. After an error the writer only accepts close/abort. */
+ * index in the whole trace (b->seq + i), so that one file per hart of a
+ * multi-hart trace keeps its time order (trace_merge.h). After an error the
+ * writer only accepts close/abort. */
 int trace_writer_put(struct trace_writer *w, const struct trace_batch *b, struct oob_err *err);
 /* Flushes, fsyncs and renames into place; frees w. On error the temporary file
  * is removed. */

@@ -3,8 +3,12 @@
 # (tests/tools/gen-linux.sh): OpenSBI, a Linux 6.1 kernel, /init and three
 # workloads, every executed instruction traced by the QEMU plugin
 # (tests/tools/oobtrace.c: pc + instruction bits; no privilege, no registers,
-# no satp). Two boots: the stock kernel, which takes Sv57 paging on QEMU 7.2,
-# and one forced to Sv39 (FireSim's addresses). Both get the same checks.
+# no satp). Three boots: the stock kernel, which takes Sv57 paging on QEMU
+# 7.2, one forced to Sv39 (FireSim's addresses), and the Sv39 kernel on two
+# harts (smp2: tasks migrate, each hart has its idle task). All get the same
+# checks; on two harts, what pc-only tracking cannot yet tell apart (user
+# time of sibling processes whose kernel stacks look the same when they
+# switch) is reported as a SKIP with its figures, not hidden.
 #
 # Ground truth, none of it from oobprof:
 #  - what the guest printed (console.log): init's children, their pids, what
@@ -78,18 +82,27 @@ def symbol(path, name):
             return int(f[1], 16)
     return None
 
+def known_gap(variant, case, ok, detail):
+    """A check that the two-hart boot is known not to pass yet: its figures,
+    as a SKIP (never a pass) when it fails there."""
+    if ok or variant != "smp2":
+        return check(variant, case, ok, detail)
+    line("SKIP", variant, case, "known gap on two harts, pc only: " + detail)
+    return False
+
 def frames_of(fold_line):
     stack, w = fold_line.rstrip("\n").rsplit(" ", 1)
     return stack.split(";"), int(w)
 
 results = {}
-for v in ("sv57", "sv39"):
+for v in ("sv57", "sv39", "smp2"):
     d = os.path.join(G, v)
     files = {n: os.path.join(d, n) for n in ("vmlinux", "boot.oobt", "boot.hist", "console.log")}
     missing = [p for p in files.values() if not os.path.exists(p)]
     if missing:
         line("SKIP", v, "all", "missing %s: see tests/out/gen-fixtures.log" % missing[0])
         continue
+    harts = 2 if v == "smp2" else 1
     elfs = [files["vmlinux"]] + [os.path.join(G, u) for u in USER]
     opts = sum((["--elf", e] for e in elfs), [])
     trace = files["boot.oobt"]
@@ -274,7 +287,7 @@ for v in ("sv57", "sv39"):
             ex = ex or ";".join(f for f in fr if not f.endswith("_[k]"))[:200]
     user_names = {nm for nm, bs in bin_of_name.items() if bs - {"vmlinux"}}
     user_rooted = sum(w for fr, w in fold if any(f in user_names for f in fr))
-    check(v, "one program per user stack", multi == 0,
+    known_gap(v, "one program per user stack", multi == 0,
           "%d stacks, %d instructions (%.1f%% of the %d under user frames) hold frames of several "
           "binaries: %s; e.g. %s" % (multi, multi_w, 100.0 * multi_w / max(user_rooted, 1),
                                       user_rooted, ", ".join("%s %d" % kv for kv in
@@ -286,12 +299,16 @@ for v in ("sv57", "sv39"):
     # must be the console's or -1; everything else must be exact.
     ok_p, _, e_proc = run([cli, "processes"] + opts + [trace], tmp + "/procs.json")
     procs = json.load(open(tmp + "/procs.json"))["processes"] if ok_p else []
-    by_pid = {p["pid"]: p for p in procs if p["pid"] >= 0}
+    by_pid = {p["pid"]: p for p in procs if p["pid"] > 0}
     bad = [] if ok_p else ["oobprof processes failed: " + e_proc]
-    known = [p["pid"] for p in procs if p["pid"] >= 0]
+    known = [p["pid"] for p in procs if p["pid"] > 0]
     if len(known) != len(set(known)):
         bad.append("a pid twice: %s" % sorted(known))
-    want = {0: ("swapper/0", -1, []), 1: ("init", 0, ["init"]), 2: ("kthreadd", 0, [])}
+    # pid 0: each hart's idle task (the boot task is hart 0's)
+    idle = sorted((p["comm"], p["ppid"], p["exec"]) for p in procs if p["pid"] == 0)
+    if idle != [("swapper/%d" % k, -1, []) for k in range(harts)]:
+        bad.append("pid 0: %s, want swapper/0..%d" % (idle, harts - 1))
+    want = {1: ("init", 0, ["init"]), 2: ("kthreadd", 0, [])}
     for pid, (comm, ppid, execs) in want.items():
         p = by_pid.get(pid)
         got = p and (p["comm"], p["ppid"], [os.path.basename(e["path"]) for e in p["exec"]])
@@ -317,6 +334,57 @@ for v in ("sv57", "sv39"):
            ", ".join("%s %s" % (os.path.basename(p["exec"][0]["path"]) if p["exec"] else "spin",
                                 p["pid"]) for p in kids), unknown))
 
+    # ---- 7b. on two harts, tasks move between them, and a hart runs only
+    # its own idle task: per process, the harts its timeline intervals are on
+    if harts > 1:
+        ok_tl, _, e_tl = run([cli, "timeline", "--tracks", "harts"] + opts + [trace], tmp + "/tl.json")
+        tl = json.load(open(tmp + "/tl.json")) if ok_tl else {"harts": [], "processes": []}
+        on = collections.defaultdict(set)
+        for h in tl["harts"]:
+            for iv in h["intervals"]:
+                on[iv[3]].add(h["hart"])
+        names = ["%s %d" % (p["comm"], p["pid"]) for p in tl["processes"]]
+        both = sorted(names[k] for k, hs in on.items() if len(hs) > 1)
+        idle_ok = all(on[k] == {int(names[k].split("/")[1].split(" ")[0])}
+                      for k in on if names[k].startswith("swapper/"))
+        check(v, "tasks migrate between the harts; idle tasks stay on theirs",
+              ok_tl and len(both) >= 2 and idle_ok,
+              (e_tl if not ok_tl else "%d of %d processes ran on both harts: %s" %
+               (len(both), len(on), ", ".join(both[:8]))))
+
+    # ---- 7c. FireSim writes one file per hart (TRACEFILE-C<n>): the same
+    # run split that way (`convert --per-hart`: each record's index in the
+    # whole trace becomes its cycle) and read back in time order, whatever
+    # the order of the files, gives the same process tree (pids are counted
+    # across harts, a task parked on one hart resumes on the other) and the
+    # same instructions per function. Which of two look-alike sleepers a
+    # switch resumes can depend on where the reader cut its batches (the
+    # look-ahead, park.h), so per-process time is not compared here.
+    if harts > 1:
+        split = os.path.join(tmp, "TRACEFILE")
+        ok_c, _, e_c = run([cli, "convert", "--to", "oobt", "--per-hart", trace, "-o", split],
+                           tmp + "/convert.out")
+        files = ["%s-C%d" % (split, k) for k in range(harts)][::-1]
+        ok_p2, _, e_p2 = run([cli, "processes"] + opts + files, tmp + "/procs2.json")
+        ok_t2, _, e_t2 = run([cli, "top", "--json"] + opts + files, tmp + "/top2.json")
+        def tree(ps):
+            return sorted((p["pid"], p["ppid"], p["comm"],
+                           tuple(os.path.basename(e["path"]) for e in p["exec"])) for p in ps)
+        def selfs(t):
+            return sorted((f["binary"] or "", f["addr"], f["self_instructions"]) for f in t["functions"])
+        same_p = ok_p2 and tree(json.load(open(tmp + "/procs2.json"))["processes"]) == tree(procs)
+        top2 = json.load(open(tmp + "/top2.json")) if ok_t2 else {"functions": [], "stats": {}}
+        same_t = ok_t2 and selfs(top2) == selfs(top) and top2["stats"].get("harts") == harts
+        check(v, "per-hart files (TRACEFILE-C1, -C0) read in time order = the interleaved trace",
+              ok_c and same_p and same_t,
+              e_c or e_p2 or e_t2 or "process tree %s, self instructions per function %s; "
+              "%d files, %.1f MB" % ("equal" if same_p else "DIFFERS", "equal" if same_t else
+                                     "DIFFER", len(files),
+                                     sum(os.path.getsize(f) for f in files if os.path.exists(f)) / 1e6))
+        for f in files:
+            if os.path.exists(f):
+                os.unlink(f)
+
     # ---- 8. each workload's code runs in its own process only: the leaves
     # of the stacks under a process root, by binary, against the histogram.
     # init's code runs in pid 1, in spin (a fork of it) and in each child
@@ -337,7 +405,7 @@ for v in ("sv57", "sv39"):
         bad.append("init: in init and its children %d, truth %d, elsewhere %s" % (
             in_init, truth_bin.get("init"),
             {r: c["init"] for r, c in per_root.items() if r not in USER and c["init"]}))
-    check(v, "user instructions per process = histogram by binary", not bad,
+    known_gap(v, "user instructions per process = histogram by binary", not bad,
           "; ".join(bad) if bad else "init %d (pid 1 and spin %d), " % (in_init, per_root["init"]["init"]) +
           ", ".join("%s %d" % (u, per_root[u][u]) for u in WORKLOADS))
     # each process's user/kernel split: user = leaves of user code (its

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *oobtest_file;
@@ -103,6 +104,20 @@ static inline const char *oobtest_gen(const char *rel)
 	char *p = buf[slot++ % 8];
 	snprintf(p, sizeof(buf[0]), "%s/tests/gen/%s", b ? b : ".", rel);
 	return access(p, R_OK) == 0 ? p : NULL;
+}
+
+/* Path of a scratch file "tests/out/<prefix>-<name>" in the build tree (the
+ * folder is made if need be). */
+static inline const char *oobtest_out(const char *prefix, const char *name)
+{
+	static char buf[8][4096];
+	static int slot;
+	const char *b = getenv("OOB_BUILDDIR");
+	char *p = buf[slot++ % 8];
+	snprintf(p, sizeof(buf[0]), "%s/tests/out", b ? b : ".");
+	mkdir(p, 0755);
+	snprintf(p, sizeof(buf[0]), "%s/tests/out/%s-%s", b ? b : ".", prefix, name);
+	return p;
 }
 
 /* Path of a checked-in file under the source tree. */

@@ -53,12 +53,12 @@ static void find_and_guess(void)
 	struct task *wait = parked_task(F_WAIT, 0x8000900), *rd = parked_task(F_READ, 0x8000a00),
 		    *dead = parked_task(F_READ, 0x8000a00);
 	dead->dead = 1;
-	park_put(&pk, wait);
-	park_put(&pk, rd);
-	park_put(&pk, dead);
-	CHECK_EQ(park_find(&pk, LAND, &rs), 2);
-	CHECK_EQ(park_find(&pk, LAND + 4, &rs), 0);
-	CHECK_EQ(park_find(&pk, LAND, &rs), 2);
+	park_put(&pk, wait, 0);
+	park_put(&pk, rd, 0);
+	park_put(&pk, dead, 0);
+	CHECK_EQ(park_find(&pk, LAND, 0, 0, &rs), 2);
+	CHECK_EQ(park_find(&pk, LAND + 4, 0, 0, &rs), 0);
+	CHECK_EQ(park_find(&pk, LAND, 0, 0, &rs), 2);
 	CHECK(rs.cands[0] == wait);
 	/* __schedule returns (shared), then into pipe_read's caller: rd */
 	const uint64_t pcs[] = {0x8000104, 0x8000500, 0x8000504, 0x8000a00, 0x8000900};
@@ -76,6 +76,37 @@ static void find_and_guess(void)
 	task_free(dead);
 }
 
+/* Two idle tasks sleep on the same stack: each hart resumes its own first,
+ * whatever order they were parked in, and the pcs still decide otherwise. */
+static void same_hart_first(void)
+{
+	struct park pk;
+	struct park_resume rs = {0};
+	init_park(&pk);
+	struct task *idle0 = parked_task(F_WAIT, 0x8000900),
+		    *idle1 = parked_task(F_WAIT, 0x8000900), *rd = parked_task(F_READ, 0x8000a00);
+	park_put(&pk, idle0, 0);
+	park_put(&pk, idle1, 1);
+	park_put(&pk, rd, 0);
+	CHECK_EQ(park_find(&pk, LAND, 1, 0, &rs), 3);
+	CHECK(rs.cands[0] == idle1);
+	CHECK_EQ(park_find(&pk, LAND, 0, 0, &rs), 3);
+	CHECK(rs.cands[0] == idle0 && rs.cands[1] == rd && rs.cands[2] == idle1);
+	const uint64_t pcs[] = {0x8000104, 0x8000500, 0x8000504, 0x8000900};
+	CHECK_EQ(park_find(&pk, LAND, 1, 0, &rs), 3);
+	park_guess(&rs, pcs, 4);
+	CHECK(rs.cands[0] == idle1); /* both idles fit the pcs: hart 1's own */
+	const uint64_t rpcs[] = {0x8000104, 0x8000500, 0x8000504, 0x8000a00};
+	CHECK_EQ(park_find(&pk, LAND, 1, 0, &rs), 3);
+	park_guess(&rs, rpcs, 4);
+	CHECK(rs.cands[0] == rd); /* the pcs say rd, parked on hart 0 */
+	park_resume_destroy(&rs);
+	park_destroy(&pk);
+	task_free(idle0);
+	task_free(idle1);
+	task_free(rd);
+}
+
 /* However many tasks sleep, a switch looks at PARK_MAX of them: the
  * oldest sleepers stop being candidates. */
 static void parked_is_bounded(void)
@@ -84,13 +115,13 @@ static void parked_is_bounded(void)
 	struct park_resume rs = {0};
 	init_park(&pk);
 	struct task *first = parked_task(F_WAIT, 0x8000900), *t = parked_task(F_READ, 0x8000a00);
-	park_put(&pk, first);
+	park_put(&pk, first, 0);
 	for (int k = 0; k < PARK_MAX; k++)
-		park_put(&pk, t);
+		park_put(&pk, t, 0);
 	CHECK_EQ(pk.nparked, PARK_MAX);
 	CHECK_EQ(pk.evicted, 1);
 	CHECK(pk.parked[0] == t);
-	CHECK_EQ(park_find(&pk, LAND, &rs), PARK_MAX);
+	CHECK_EQ(park_find(&pk, LAND, 0, 0, &rs), PARK_MAX);
 	park_resume_destroy(&rs);
 	park_destroy(&pk);
 	task_free(first);
@@ -194,6 +225,7 @@ int main(void)
 {
 	OOBTEST_BEGIN("test_park");
 	RUN(find_and_guess);
+	RUN(same_hart_first);
 	RUN(parked_is_bounded);
 	RUN(restore_and_compare);
 	RUN(pids_from_clones);

@@ -433,12 +433,7 @@ static int convert(const char *in, const char *out, const struct trace_write_opt
 
 static const char *tmp_path(const char *name)
 {
-	static char buf[4][512];
-	static int slot;
-	char *p = buf[slot++ % 4];
-	const char *b = getenv("OOB_BUILDDIR");
-	snprintf(p, sizeof(buf[0]), "%s/tests/out/readers-%s", b ? b : ".", name);
-	return p;
+	return oobtest_out("readers", name);
 }
 
 static const struct {
@@ -458,10 +453,6 @@ static const struct {
 
 static void roundtrip_oobt_every_fixture(void)
 {
-	char dir[512];
-	snprintf(dir, sizeof(dir), "%s/tests/out",
-		 getenv("OOB_BUILDDIR") ? getenv("OOB_BUILDDIR") : ".");
-	mkdir(dir, 0755);
 	for (size_t i = 0; i < sizeof(all_fixtures) / sizeof(all_fixtures[0]); i++) {
 		char rel[256];
 		struct oob_err e = {0};
