@@ -65,7 +65,9 @@ struct rerun {
 	struct recon_elf elfs[JOBSPEC_MAX_BINARIES];
 	char paths[JOBSPEC_MAX_BINARIES][1280];
 	char scratch[64];
-	char trace[1280], events[1280];
+	char traces[JOBSPEC_MAX_TRACES][1280], events[1280];
+	const char *trace_list[JOBSPEC_MAX_TRACES];
+	uint16_t harts[JOBSPEC_MAX_TRACES]; /* of several traces: by their names */
 };
 
 /* Binaries get their uploaded names (frames name their binary by the file's
@@ -101,11 +103,15 @@ static int resolve(struct api_ctx *c, int64_t id, struct rerun *x, struct oob_er
 	if (rc == 0)
 		rc = jobspec_parse_text(j->spec, strlen(j->spec), &x->spec, e);
 	free(j);
-	if (rc == 0)
-		rc = catalog_trace_get(c->cat, x->spec.trace, &t, e);
+	for (size_t k = 0; k < x->spec.ntraces && rc == 0; k++) {
+		if ((rc = catalog_trace_get(c->cat, x->spec.traces[k], &t, e)) < 0)
+			break;
+		store_abspath(c->store, t.blob, x->traces[k], sizeof(x->traces[k]));
+		x->trace_list[k] = x->traces[k];
+		x->harts[k] = recon_trace_hart(t.name, k);
+	}
 	if (rc < 0)
 		return rc;
-	store_abspath(c->store, t.blob, x->trace, sizeof(x->trace));
 	if (x->spec.events) {
 		if ((rc = catalog_trace_get(c->cat, x->spec.events, &t, e)) < 0)
 			return rc;
@@ -138,15 +144,15 @@ static int rerun(struct api_ctx *c, int64_t id, struct evlog *log, struct profil
 	int rc = resolve(c, id, x, e);
 	if (rc == 0) {
 		struct recon_opts o;
-		const char *trace = x->trace;
 		jobspec_recon_opts(&x->spec, &o);
+		o.harts = x->spec.ntraces > 1 ? x->harts : NULL;
 		o.elfs = x->elfs;
 		o.nelfs = x->spec.nbins;
 		o.events_path = x->spec.events ? x->events : NULL;
 		o.on_event = evlog_record;
 		o.event_ctx = log;
 		OOB_INFO("job %lld: reconstructing again for a time-keeping export", (long long)id);
-		rc = recon_run(&o, &trace, 1, p, e);
+		rc = recon_run(&o, x->trace_list, x->spec.ntraces, p, e);
 	}
 	if (rc == 0)
 		rc = evlog_finish(log, e);

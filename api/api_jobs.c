@@ -47,12 +47,12 @@ static int check_side(struct api_ctx *c, int64_t id, const char *key, const char
 	return 0;
 }
 
-/* The ids a spec names must exist, and be usable for what they are used. */
-static int check_refs(struct api_ctx *c, const struct jobspec *s, struct oob_err *e)
+/* An instruction trace of the job: uploaded, valid; of several, complete
+ * (a stream is followed only as a job's one trace). */
+static int check_trace(struct api_ctx *c, int64_t id, size_t ntraces, struct oob_err *e)
 {
 	struct catalog_trace t;
-	struct catalog_binary b;
-	int rc = catalog_trace_get(c->cat, s->trace, &t, e);
+	int rc = catalog_trace_get(c->cat, id, &t, e);
 	if (rc < 0)
 		return rc;
 	if (!strcmp(t.state, "invalid"))
@@ -61,7 +61,22 @@ static int check_refs(struct api_ctx *c, const struct jobspec *s, struct oob_err
 	if (!strcmp(t.format, "events") || !strcmp(t.format, "gotrace"))
 		return oob_err_set(e, -EINVAL, "trace %lld is a %s file, not an instruction trace",
 				   (long long)t.id, t.format);
-	if ((rc = check_side(c, s->events, "events", "events", e)) < 0 ||
+	if (ntraces > 1 && strcmp(t.state, "ready"))
+		return oob_err_set(e, -EINVAL,
+				   "trace %lld is %s: a job of several traces takes finished "
+				   "uploads",
+				   (long long)t.id, t.state);
+	return 0;
+}
+
+/* The ids a spec names must exist, and be usable for what they are used. */
+static int check_refs(struct api_ctx *c, const struct jobspec *s, struct oob_err *e)
+{
+	struct catalog_binary b;
+	int rc = 0;
+	for (size_t i = 0; i < s->ntraces && rc == 0; i++)
+		rc = check_trace(c, s->traces[i], s->ntraces, e);
+	if (rc < 0 || (rc = check_side(c, s->events, "events", "events", e)) < 0 ||
 	    (rc = check_side(c, s->go_trace, "go_trace", "gotrace", e)) < 0)
 		return rc;
 	for (size_t i = 0; i < s->nbins; i++)

@@ -1828,9 +1828,7 @@ static int run_fireperf_files(struct recon *r, const char *const *paths, size_t 
 	return rc;
 }
 
-/* The hart of the k-th of several single-hart trace files: FireSim names
- * them TRACEFILE-C<n>; otherwise their order on the command line. */
-static uint16_t file_hart(const char *path, size_t k)
+uint16_t recon_trace_hart(const char *path, size_t k)
 {
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	const char *c = strstr(base, "-C");
@@ -1848,7 +1846,8 @@ static struct trace_merge *open_traces(struct recon *r, const char *const *paths
 	for (size_t k = 0; k < n; k++) {
 		to[k] = r->opts->trace;
 		if (n > 1) {
-			to[k].hart = file_hart(paths[k], k);
+			to[k].hart =
+			    r->opts->harts ? r->opts->harts[k] : recon_trace_hart(paths[k], k);
 			to[k].base_clock = 1;
 		}
 		to[k].insn_changes_only = 1; /* code_put keeps bits per pc */

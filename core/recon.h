@@ -65,6 +65,9 @@ struct recon_opts {
 	enum recon_tasks tasks;
 	int inline_frames;  /* add DWARF inline frames under their functions */
 	uint64_t max_insns; /* stop after this many instructions, 0 = all */
+	/* Of several traces, the hart of each (NULL: recon_trace_hart of their
+	 * paths), for callers whose paths do not carry the names. */
+	const uint16_t *harts;
 
 	/* Stack events (NULL: none, and no cost). Called from the running thread. */
 	recon_event_fn on_event;
@@ -77,9 +80,14 @@ struct recon_opts {
 	const volatile int *cancel;
 };
 
+/* The hart of the k-th of several single-hart trace files named name:
+ * FireSim names them TRACEFILE-C<n>; otherwise k. */
+uint16_t recon_trace_hart(const char *name, size_t k);
+
 /*
- * Reconstructs the traces (one per hart, or one interleaved multi-hart trace)
- * and returns the profile in *out (caller frees with profile_free).
+ * Reconstructs the traces (one per hart, read in time order, or one
+ * interleaved multi-hart trace) and returns the profile in *out (caller
+ * frees with profile_free).
  * Errors: those of trace_open/trace_next and sym_binary_open, -ECANCELED.
  */
 int recon_run(const struct recon_opts *opts, const char *const *traces, size_t ntraces,

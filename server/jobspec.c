@@ -62,6 +62,37 @@ static int parse_binary(const json_t *v, struct catalog_job_binary *b, size_t i,
 	return 0;
 }
 
+static int parse_traces(const json_t *v, struct jobspec *s, struct oob_err *err)
+{
+	if (!json_is_array(v) || !json_array_size(v))
+		return bad(err, "\"traces\" must be an array of trace ids");
+	if (json_array_size(v) > JOBSPEC_MAX_TRACES)
+		return oob_err_set(err, -EINVAL, "job: more than %d traces", JOBSPEC_MAX_TRACES);
+	s->ntraces = json_array_size(v);
+	for (size_t i = 0; i < s->ntraces; i++) {
+		if (get_id(json_array_get(v, i), &s->traces[i]) < 0)
+			return oob_err_set(err, -EINVAL, "job: traces[%zu] must be a trace id", i);
+		for (size_t k = 0; k < i; k++)
+			if (s->traces[k] == s->traces[i])
+				return oob_err_set(err, -EINVAL, "job: trace %lld given twice",
+						   (long long)s->traces[i]);
+	}
+	return 0;
+}
+
+/* "trace": an id, or "traces": an array of ids; not both. */
+static int parse_trace_key(const char *key, const json_t *x, struct jobspec *s, struct oob_err *err)
+{
+	if (s->ntraces)
+		return bad(err, "\"trace\" and \"traces\": one of them");
+	if (!strcmp(key, "traces"))
+		return parse_traces(x, s, err);
+	if (get_id(x, &s->traces[0]) < 0)
+		return bad(err, "\"trace\" must be a trace id");
+	s->ntraces = 1;
+	return 0;
+}
+
 static int parse_binaries(const json_t *v, struct jobspec *s, struct oob_err *err)
 {
 	if (!json_is_array(v))
@@ -195,9 +226,8 @@ int jobspec_parse(const json_t *j, struct jobspec *s, struct oob_err *err)
 		return bad(err, "the body must be a JSON object");
 	json_object_foreach((json_t *)j, key, x)
 	{
-		if (!strcmp(key, "trace"))
-			rc =
-			    get_id(x, &s->trace) < 0 ? bad(err, "\"trace\" must be a trace id") : 0;
+		if (!strcmp(key, "trace") || !strcmp(key, "traces"))
+			rc = parse_trace_key(key, x, s, err);
 		else if (!strcmp(key, "events"))
 			rc = json_is_null(x) ? 0
 			     : get_id(x, &s->events) < 0
@@ -217,8 +247,9 @@ int jobspec_parse(const json_t *j, struct jobspec *s, struct oob_err *err)
 		if (rc < 0)
 			return rc;
 	}
-	if (s->trace <= 0)
-		return bad(err, "\"trace\" (a trace id) is required");
+	if (!s->ntraces)
+		return bad(err, "\"trace\" (a trace id) or \"traces\" is required");
+	s->trace = s->traces[0];
 	return 0;
 }
 
@@ -271,6 +302,15 @@ json_t *jobspec_to_json(const struct jobspec *s)
 		    json_pack("{s:f, s:f}", "hz", s->go_hz, "offset", s->go_offset));
 	json_t *ev = s->events ? json_integer(s->events) : json_null();
 	json_t *go = s->go_trace ? json_integer(s->go_trace) : json_null();
-	return json_pack("{s:I, s:o, s:o, s:o, s:o}", "trace", (json_int_t)s->trace, "binaries",
-			 bins, "events", ev, "go_trace", go, "options", opts);
+	json_t *j = json_pack("{s:o, s:o, s:o, s:o}", "binaries", bins, "events", ev, "go_trace",
+			      go, "options", opts);
+	if (s->ntraces == 1) {
+		json_object_set_new(j, "trace", json_integer(s->trace));
+	} else {
+		json_t *tr = json_array();
+		for (size_t i = 0; i < s->ntraces; i++)
+			json_array_append_new(tr, json_integer(s->traces[i]));
+		json_object_set_new(j, "traces", tr);
+	}
+	return j;
 }

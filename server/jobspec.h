@@ -2,7 +2,7 @@
  * jobspec: the request that defines a job, parsed and checked in one place
  * for the API (which accepts it) and the worker (which runs it).
  *
- *   {"trace": 3,
+ *   {"trace": 3,                      or "traces": [3, 4]: one file per hart
  *    "binaries": [1, {"id": 2, "base": "0x4000000000"}],
  *    "events": 5, "go_trace": 6,
  *    "options": {"format": "auto", "metric": "instructions", "inline": false,
@@ -17,8 +17,11 @@
  *
  * "binaries" items are ids or {"id", "base"}: base is the run-time address of
  * the binary's lowest PT_LOAD segment (integer or "0x..." string; absent or
- * null = its link address). Everything but "trace" is optional. Unknown keys
- * are refused, so that a typo does not silently change a job.
+ * null = its link address). "traces" are single-hart files of one run
+ * (FireSim's TRACEFILE-C<n>), read in time order; the worker numbers the
+ * harts by the traces' names (recon_trace_hart). Everything but "trace" or
+ * "traces" is optional. Unknown keys are refused, so that a typo does not
+ * silently change a job.
  *
  * Pure functions, thread-safe.
  */
@@ -37,9 +40,12 @@
 #include "trace.h"
 
 #define JOBSPEC_MAX_BINARIES 64
+#define JOBSPEC_MAX_TRACES   64
 
 struct jobspec {
-	int64_t trace;
+	int64_t trace; /* the first of traces */
+	int64_t traces[JOBSPEC_MAX_TRACES];
+	size_t ntraces;
 	int64_t events;	   /* 0: none */
 	int64_t go_trace;  /* a Go execution trace of the same run; 0: none */
 	int have_go_clock; /* options.go_clock given: */

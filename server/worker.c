@@ -21,8 +21,14 @@ struct run {
 	struct worker_env *env;
 	struct job_ctl *ctl;
 	struct jobspec spec;
-	int fd;		     /* the trace, held open across a stream's rename */
-	char trace_path[64]; /* /proc/self/fd/<fd>: what recon opens */
+	/* The traces, held open across a stream's rename; fd and trace_path are
+	 * the first's, the one that may be a stream. */
+	int fds[JOBSPEC_MAX_TRACES];
+	char paths[JOBSPEC_MAX_TRACES][64]; /* /proc/self/fd/<fd>: what recon opens */
+	const char *path_list[JOBSPEC_MAX_TRACES];
+	uint16_t harts[JOBSPEC_MAX_TRACES]; /* of several traces: by their names */
+	int fd;
+	char *trace_path;
 	int streaming;
 	uint64_t total, last_size;
 	struct recon_opts opts;
@@ -53,33 +59,41 @@ static uint64_t fd_size(int fd)
 	return fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
 }
 
-/* Opens the trace by its catalog path. A stream that completes renames its
- * file between our catalog read and open(): read the row again then. */
-static int open_trace(struct run *run, struct oob_err *err)
+/* Opens the k-th trace by its catalog path. A stream that completes renames
+ * its file between our catalog read and open(): read the row again then. */
+static int open_trace(struct run *run, size_t k, struct oob_err *err)
 {
+	int64_t id = run->spec.traces[k];
 	for (int attempt = 0; attempt < 3; attempt++) {
 		struct catalog_trace t;
 		char abs[1280];
-		int rc = catalog_trace_get(run->env->cat, run->spec.trace, &t, err);
+		int rc = catalog_trace_get(run->env->cat, id, &t, err);
 		if (rc < 0)
 			return rc;
 		if (!strcmp(t.state, "invalid"))
 			return oob_err_set(err, -EINVAL, "trace %lld is invalid: %s",
 					   (long long)t.id, t.error);
 		store_abspath(run->env->store, t.blob, abs, sizeof(abs));
-		run->fd = open(abs, O_RDONLY | O_CLOEXEC);
-		if (run->fd < 0 && errno == ENOENT)
+		run->fds[k] = open(abs, O_RDONLY | O_CLOEXEC);
+		if (run->fds[k] < 0 && errno == ENOENT)
 			continue;
-		if (run->fd < 0)
+		if (run->fds[k] < 0)
 			return oob_err_set(err, -errno, "trace %lld: %s", (long long)t.id,
 					   strerror(errno));
-		run->streaming = !strcmp(t.state, "streaming");
-		run->total = run->streaming ? fd_size(run->fd) : t.size;
-		snprintf(run->trace_path, sizeof(run->trace_path), "/proc/self/fd/%d", run->fd);
+		snprintf(run->paths[k], sizeof(run->paths[k]), "/proc/self/fd/%d", run->fds[k]);
+		run->path_list[k] = run->paths[k];
+		run->harts[k] = recon_trace_hart(t.name, k);
+		if (k == 0) {
+			run->fd = run->fds[0];
+			run->trace_path = run->paths[0];
+			run->streaming = !strcmp(t.state, "streaming");
+			run->total = run->streaming ? fd_size(run->fd) : 0;
+		}
+		if (!run->streaming)
+			run->total += t.size;
 		return 0;
 	}
-	return oob_err_set(err, -ENOENT, "trace %lld: its file vanished",
-			   (long long)run->spec.trace);
+	return oob_err_set(err, -ENOENT, "trace %lld: its file vanished", (long long)id);
 }
 
 /* recon names frames' binaries by the basename of their path, and blobs are
@@ -128,7 +142,9 @@ static int resolve_files(struct run *run, struct oob_err *err)
 			return rc;
 		store_abspath(run->env->store, e.blob, run->events_path, sizeof(run->events_path));
 	}
-	return open_trace(run, err);
+	for (size_t k = 0; k < run->spec.ntraces && rc == 0; k++)
+		rc = open_trace(run, k, err);
+	return rc;
 }
 
 /* in_opts.more of a streamed trace. After the stream closes it asks for one
@@ -252,6 +268,7 @@ static void setup_opts(struct run *run)
 	o->elfs = run->elfs;
 	o->nelfs = run->spec.nbins;
 	o->events_path = run->spec.events ? run->events_path : NULL;
+	o->harts = run->spec.ntraces > 1 ? run->harts : NULL;
 	o->progress = on_progress;
 	o->progress_ctx = run;
 	o->cancel = &run->ctl->cancel;
@@ -328,12 +345,14 @@ static int finish(struct run *run, int rc, struct profile *p, struct oob_err *er
 	}
 	if (rc == -ECANCELED && run->ctl->cancel)
 		return catalog_job_finish(cat, id, "cancelled", rc, "cancelled", NULL, NULL);
-	char *at = strstr(err->msg, run->trace_path);
-	if (run->trace_path[0] && at) { /* say "trace N", not /proc/self/fd/N */
-		char rest[OOB_ERR_MSG_MAX];
-		snprintf(rest, sizeof(rest), "%s", at + strlen(run->trace_path));
-		snprintf(at, sizeof(err->msg) - (size_t)(at - err->msg), "trace %lld%s",
-			 (long long)run->spec.trace, rest);
+	for (size_t k = 0; k < run->spec.ntraces; k++) {
+		char *at = run->paths[k][0] ? strstr(err->msg, run->paths[k]) : NULL;
+		if (at) { /* say "trace N", not /proc/self/fd/N */
+			char rest[OOB_ERR_MSG_MAX];
+			snprintf(rest, sizeof(rest), "%s", at + strlen(run->paths[k]));
+			snprintf(at, sizeof(err->msg) - (size_t)(at - err->msg), "trace %lld%s",
+				 (long long)run->spec.traces[k], rest);
+		}
 	}
 	OOB_INFO("job %lld failed: %s", (long long)id, err->msg);
 	return catalog_job_finish(cat, id, "failed", rc, err->msg, NULL, NULL);
@@ -348,6 +367,8 @@ int worker_run(void *ctx, struct job_ctl *ctl)
 	run->env = ctx;
 	run->ctl = ctl;
 	run->fd = -1;
+	for (size_t k = 0; k < JOBSPEC_MAX_TRACES; k++)
+		run->fds[k] = -1;
 	int rc = catalog_job_get(run->env->cat, ctl->id, job, &err);
 	if (rc == 0)
 		rc = catalog_job_transition(run->env->cat, ctl->id, "queued", "running", &err);
@@ -360,17 +381,17 @@ int worker_run(void *ctx, struct job_ctl *ctl)
 		rc = resolve_files(run, &err);
 	if (rc == 0) {
 		setup_opts(run);
-		const char *path = run->trace_path;
 		job_ctl_progress(ctl, 0, run->total, 0);
-		rc = recon_run(&run->opts, &path, 1, &p, &err);
+		rc = recon_run(&run->opts, run->path_list, run->spec.ntraces, &p, &err);
 	}
 	rc = finish(run, rc, p, &err);
 out:
 	profile_free(p);
 	if (run->scratch[0])
 		store_rmdir(run->env->store, run->scratch, NULL);
-	if (run->fd >= 0)
-		close(run->fd);
+	for (size_t k = 0; k < JOBSPEC_MAX_TRACES; k++)
+		if (run->fds[k] >= 0)
+			close(run->fds[k]);
 	free(job);
 	free(run);
 	return rc;

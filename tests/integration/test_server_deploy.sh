@@ -3,7 +3,8 @@
 # FireSim-style results folder (TRACEFILE-C0 + a *-dwarf binary, here a real
 # program traced in QEMU) to a token-protected server, LZ4-compressed on the
 # way, and the job it starts reconstructs the same stacks as a job made by
-# hand; the systemd unit passes systemd-analyze verify.
+# hand; a folder of two TRACEFILEs makes one job of both; the systemd unit
+# passes systemd-analyze verify.
 set -u
 T=test_server_deploy
 . "$OOB_SRCDIR/tests/tools/server-lib.sh"
@@ -44,6 +45,33 @@ if [ "$state" = done ] && [ "$(jq_py "$W/tr.json" 'str(j["lz4"]) + " " + j["name
 	pass "its job (LZ4 upload, hart 0) = a job made by hand ($(wc -l <"$W/up.folded" | tr -d ' ') folded lines)"
 else
 	fail "uploaded job" "state $state, trace $(head -c 200 "$W/tr.json")"
+fi
+# Two tiles (here two programs traced in QEMU, as TRACEFILE-C0 and -C1):
+# one job of both, whose stacks are the CLI's on the two files.
+if [ -s "$GEN/progs/recursion.oobt" ] && [ "$TRACE" != "$GEN/progs/recursion.oobt" ]; then
+	R=$W/results/two-tiles
+	mkdir -p "$R"
+	cp "$TRACE" "$R/TRACEFILE-C0"
+	cp "$GEN/progs/recursion.oobt" "$R/TRACEFILE-C1"
+	cp "$ELF" "$R/prog-dwarf"
+	cp "$GEN/progs/recursion" "$R/recursion-dwarf"
+	"$OOB_BUILDDIR/oobprof" fold --elf "$R/prog-dwarf" --elf "$R/recursion-dwarf" \
+		"$R/TRACEFILE-C0" "$R/TRACEFILE-C1" >"$W/two.cli.folded"
+	if url=$("$UP" -s "$SRV_URL" -t "$W/token" "$R" 2>"$W/up2.err"); then
+		state=$(wait_job "${url##*/}" 300)
+		curl -s "$SRV_URL/api/v1/jobs/${url##*/}/folded" >"$W/two.folded"
+		ntr=$(jq_py "$W/job.json" 'len(j["spec"].get("traces", []))')
+		if [ "$state" = done ] && [ "$ntr" = 2 ] && [ -s "$W/two.folded" ] &&
+			cmp -s "$W/two.folded" "$W/two.cli.folded"; then
+			pass "two TRACEFILEs: one job of both traces = the CLI on the two files ($(wc -l <"$W/two.folded" | tr -d ' ') folded lines)"
+		else
+			fail "two TRACEFILEs" "state $state, $ntr traces in the spec"
+		fi
+	else
+		fail "oobprof-upload, two tiles" "$(cat "$W/up2.err")"
+	fi
+else
+	skip "two TRACEFILEs" "no second traced program (tests/gen/progs/recursion.oobt)"
 fi
 "$UP" -s "$SRV_URL" -t /dev/null "$W/results/mixed-run" >/dev/null 2>"$W/bad.err"
 rc=$?
