@@ -941,43 +941,72 @@ static int exec_entry(const struct recon *r, uint64_t pc)
 	return 0;
 }
 
-/* 1 if t's return to user space may land at pc: where it trapped, or a
- * program's start if it exec'd. */
+/* The target of the direct call whose return address is ret, or 0 (an
+ * indirect call, or no code known there). */
+static uint64_t call_target(struct recon *r, const struct task *t, uint64_t ret)
+{
+	for (unsigned len = 4; len >= 2; len -= 2) {
+		uint32_t bits;
+		struct rv_insn in;
+		if (!code_fetch(t->ucs, ret - len, &bits))
+			continue;
+		rv_decode(bits, &in);
+		if (in.len == len && in.kind == RV_CALL)
+			return rv_direct_target(&in, ret - len);
+	}
+	return 0;
+}
+
+enum { FIT_NO, FIT_LIKELY, FIT_EXACT };
+
+/* How well t's return to user space at pc fits what the trace showed:
+ * exactly (where it trapped, the target of the call it was making, a
+ * program's entry after its exec), likely (into the function it trapped
+ * from, or a function entry, when the trap came after a jump), or not. */
 static int user_fits(struct recon *r, const struct task *t, uint64_t pc)
 {
 	struct code_block *nb = code_block_at(t->ucs, pc);
 	int64_t m = proc_user_marker(&t->stk);
 	if (t->exec_pending) /* a program whose ELF is not given starts anywhere */
-		return exec_entry(r, pc) || !sym_space_find(r->syms[t->ucs->id], pc);
+		return exec_entry(r, pc)			  ? FIT_EXACT
+		       : !sym_space_find(r->syms[t->ucs->id], pc) ? FIT_LIKELY
+								  : FIT_NO;
 	if (m < 1)
-		return 0;			/* a kernel thread */
-	if (t->stk.v[m].marker == PENDING_CALL) /* into the callee, at its entry */
-		return nb->func == FRAME_NONE || nb->start == nb->entry;
+		return FIT_NO; /* a kernel thread */
+	int entry = nb->func == FRAME_NONE || nb->start == nb->entry;
+	if (t->stk.v[m].marker == PENDING_CALL) { /* into the callee, at its entry */
+		uint64_t to = call_target(r, t, t->stk.v[m].ret);
+		return to ? (to == pc ? FIT_EXACT : FIT_NO) : entry ? FIT_LIKELY : FIT_NO;
+	}
 	uint64_t last = t->stk.v[m].ret;
 	if (last) /* back to the instruction that trapped, or to the next */
-		return pc == last || pc == last + 2 || pc == last + 4;
+		return pc == last || pc == last + 2 || pc == last + 4 ? FIT_EXACT : FIT_NO;
 	/* the trap came after a jump: into the function it trapped from, or
 	 * just after that function returned, or just after a tail call */
 	const struct stack_entry *below = &t->stk.v[m - 1];
 	return below->frame == (nb->func != FRAME_NONE ? nb->func : code_frame_at(nb)) ||
-	       below->ret == pc || (nb->func != FRAME_NONE && nb->start == nb->entry);
+		       below->ret == pc || (nb->func != FRAME_NONE && nb->start == nb->entry)
+		   ? FIT_LIKELY
+		   : FIT_NO;
 }
 
-/* The hart returns to user code at nb: checks a provisional resume against
- * it, and names an exec'd task by the binary that runs. Returns the block. */
 static struct code_block *park_user(struct recon *r, struct recon_hart *h, struct code_block *nb,
 				    uint32_t i)
 {
 	struct park_resume *rs = &h->res;
-	if (rs->active && !user_fits(r, h->task, nb->start)) {
-		for (size_t c = 0; c < rs->ncands; c++) {
-			if (parked(&r->park, rs->cands[c]) && park_same_popped(rs, rs->cands[c]) &&
-			    user_fits(r, rs->cands[c], nb->start)) {
-				park_swap(r, h, c);
-				r->st.switch_user_fixes++;
-				break;
-			}
+	int fit = rs->active ? user_fits(r, h->task, nb->start) : FIT_EXACT;
+	size_t best = SIZE_MAX;
+	for (size_t c = 0; c < rs->ncands && fit < FIT_EXACT; c++) {
+		int f;
+		if (parked(&r->park, rs->cands[c]) && park_same_popped(rs, rs->cands[c]) &&
+		    (f = user_fits(r, rs->cands[c], nb->start)) > fit) {
+			fit = f;
+			best = c;
 		}
+	}
+	if (best != SIZE_MAX) { /* the one the landing fits best */
+		park_swap(r, h, best);
+		r->st.switch_user_fixes++;
 	}
 	rs->active = 0;
 	struct task *t = h->task;
