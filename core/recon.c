@@ -1103,10 +1103,11 @@ static struct code_block *transfer(struct recon *r, struct recon_hart *h,
 	/* User code never jumps into the kernel, and the kernel leaves for the
 	 * lower half (user code, M-mode firmware) only by sret: whatever the
 	 * instruction, anything else is a trap (the privilege is not always in
-	 * the trace). Nor does software jump to the trap vector: an interrupt
-	 * can come right after any instruction, a `ret` or a `jr` too. */
-	int up =
-	    priv_rises(r, h, i) || blk->kernel != nb->kernel || (r->vector && npc == r->vector);
+	 * the trace). Nor does software jump to a trap vector (the kernel's,
+	 * the firmware's): an interrupt can come right after any instruction,
+	 * a `ret` or a `jr` too. */
+	int up = priv_rises(r, h, i) || blk->kernel != nb->kernel ||
+		 (r->vector && npc == r->vector) || (r->mvector && npc == r->mvector);
 	int off = off_target(in, npc, fall, target);
 	struct code_block *mb;
 	if (in->kind != RV_XRET)
