@@ -540,8 +540,10 @@ static struct code_block *xret(struct recon *r, struct recon_hart *h, const stru
 		return nb;
 	}
 	if (h->xret_deferred) {
+		int64_t m = stack_last_marker(h->stk); /* the firmware's trap */
 		h->xret_deferred = 0;
-		pop_to(r, h, (uint32_t)stack_last_marker(h->stk)); /* the firmware's trap */
+		if (m >= 0)
+			pop_to(r, h, (uint32_t)m);
 	}
 	if (r->park.enabled && !nb->kernel)
 		nb = park_user(r, h, nb, i);
