@@ -14,6 +14,7 @@
 #include "oob_mem.h"
 #include "recon.h"
 #include "result.h"
+#include "trace_merge.h"
 
 /* Re-runs take a core each and much I/O: one at a time. */
 static pthread_mutex_t rerun_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -108,7 +109,7 @@ static int resolve(struct api_ctx *c, int64_t id, struct rerun *x, struct oob_er
 			break;
 		store_abspath(c->store, t.blob, x->traces[k], sizeof(x->traces[k]));
 		x->trace_list[k] = x->traces[k];
-		x->harts[k] = recon_trace_hart(t.name, k);
+		x->harts[k] = trace_merge_hart(t.name, k);
 	}
 	if (rc < 0)
 		return rc;

@@ -635,13 +635,14 @@ static int write_export(struct cli *c, const struct profile *p, struct evlog *lo
 	return rc;
 }
 
-/* The Go trace of --gotrace and its clock; 0, or 1 after printing why. */
-static int go_overlay(struct cli *c, const char *trace, struct gotrace **gt, struct timeline_go *go,
-		      json_t **desc)
+/* The Go trace of --gotrace and its clock against the instruction traces
+ * (argv from optind); 0, or 1 after printing why. */
+static int go_overlay(struct cli *c, int argc, char **argv, struct gotrace **gt,
+		      struct timeline_go *go, json_t **desc)
 {
 	struct oob_err err = {0};
-	struct timeline_go_req q = {.insn_trace = trace,
-				    .trace = c->ro.trace,
+	struct timeline_go_req q = {.insn = {(const char *const *)argv + optind,
+					     (size_t)(argc - optind), c->ro.trace, NULL},
 				    .elfs = c->elfs,
 				    .nelfs = c->nelfs,
 				    .have_hz = c->have_go_clock,
@@ -686,7 +687,7 @@ static int cmd_export(struct cli *c, int argc, char **argv)
 	json_t *desc = NULL;
 	int rc = p ? 0 : 1;
 	if (rc == 0 && c->gotrace && c->ex.format == EXPORT_PERFETTO &&
-	    (rc = go_overlay(c, argv[optind], &gt, &go, &desc)) == 0)
+	    (rc = go_overlay(c, argc, argv, &gt, &go, &desc)) == 0)
 		c->ex.go = &go;
 	if (rc == 0) {
 		export_metric(c, p);
@@ -723,7 +724,7 @@ static int cmd_timeline(struct cli *c, int argc, char **argv)
 		rc = 1;
 	}
 	if (rc == 0 && c->gotrace)
-		rc = go_overlay(c, argv[optind], &gt, &go, &desc);
+		rc = go_overlay(c, argc, argv, &gt, &go, &desc);
 	if (rc == 0) {
 		json_t *j = timeline_json(t, p, c->gotrace ? &go : NULL, &c->win,
 					  c->tracks ? c->tracks : TIMELINE_T_ALL);

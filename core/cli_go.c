@@ -12,10 +12,14 @@
 #include "gotrace.h"
 #include "oob_log.h"
 
+#define ALIGN_MAX 64 /* --align files: one per hart */
+
 struct opts {
 	int json;
-	const char *align, *elf, *func, *gotrace;
+	const char *align[ALIGN_MAX], *elf, *func, *gotrace;
+	size_t nalign;
 	struct goclock_align_opts ao;
+	struct trace_opts trace;
 	double hz, offset;
 	int have_clock;
 };
@@ -27,6 +31,7 @@ static void usage(FILE *f)
 	      "options:\n"
 	      "  --json                 JSON output (every interval, syscall, range, region)\n"
 	      "  --align INSN_TRACE     fit the Go clock to the instruction trace of the same run\n"
+	      "                         (repeated: one file per hart, TRACEFILE-C<n>)\n"
 	      "  --elf PROG             the Go program (symbols: runtime.traceEventLocked)\n"
 	      "  --func NAME            the trace-event function to use instead\n"
 	      "  --tolerance N          refuse a fit with a residual over N trace units\n"
@@ -289,7 +294,8 @@ static int run_align(const struct opts *o, const struct gotrace *t)
 	}
 	ao.elf = o->elf;
 	ao.func = o->func;
-	int rc = goclock_align(t, o->align, &ao, &al, &err);
+	struct goclock_traces insn = {o->align, o->nalign, o->trace, NULL};
+	int rc = goclock_align(t, &insn, &ao, &al, &err);
 	if (rc < 0)
 		fprintf(stderr, "oobprof gotrace: %s\n", err.msg);
 	if (al && o->json) {
@@ -337,8 +343,12 @@ static int parse_opt(struct opts *o, int c, char *arg)
 		o->json = 1;
 		return 0;
 	case O_ALIGN:
-		o->align = arg;
-		return 0;
+		if (o->nalign < ALIGN_MAX) {
+			o->align[o->nalign++] = arg;
+			return 0;
+		}
+		fprintf(stderr, "oobprof gotrace: at most %d --align files\n", ALIGN_MAX);
+		return -1;
 	case O_ELF:
 		o->elf = arg;
 		return 0;
@@ -352,7 +362,7 @@ static int parse_opt(struct opts *o, int c, char *arg)
 	case O_CLOCK:
 		return parse_clock(o, arg);
 	case O_FORMAT:
-		if (trace_format_parse(arg, &o->ao.trace.format) == 0)
+		if (trace_format_parse(arg, &o->trace.format) == 0)
 			return 0;
 		fprintf(stderr, "oobprof gotrace: --format: unknown format '%s'\n", arg);
 		return -1;
@@ -395,7 +405,7 @@ static int parse_args(struct opts *o, int argc, char **argv)
 			return -1;
 		}
 	}
-	if (optind != argc - 1 || (o->align && !o->elf) || (o->elf && !o->align)) {
+	if (optind != argc - 1 || (o->nalign && !o->elf) || (o->elf && !o->nalign)) {
 		fputs("oobprof gotrace: needs one GOTRACE, and --align and --elf together\n",
 		      stderr);
 		usage(stderr);
@@ -417,7 +427,7 @@ int cli_gotrace(int argc, char **argv)
 		fprintf(stderr, "oobprof gotrace: %s\n", err.msg);
 		return 1;
 	}
-	if (o.align) {
+	if (o.nalign) {
 		rc = run_align(&o, t);
 	} else if (o.json) {
 		json_t *j = summary_json(t);

@@ -8,6 +8,7 @@
 #include "oob_map.h"
 #include "oob_mem.h"
 #include "sym.h"
+#include "trace_merge.h"
 
 double goclock_map(const struct goclock *c, uint64_t go_ticks)
 {
@@ -177,18 +178,23 @@ static int event_entry(const struct func_range *f, uint64_t pc, uint64_t prev)
 }
 
 /* One pass over the instruction trace: entries into f, and ecalls. */
-static int scan_trace(const char *path, const struct trace_opts *to, const struct func_range *f,
-		      struct scan *s, struct oob_err *err)
+static int scan_trace(const struct goclock_traces *t, const struct func_range *f, struct scan *s,
+		      struct oob_err *err)
 {
-	struct trace_reader *r = trace_open(path, to, err);
+	struct trace_merge *r = trace_merge_open_run(t->paths, &t->opts, t->harts, t->n, err);
 	const struct trace_batch *b;
-	uint64_t *prev = oob_xcalloc(UINT16_MAX + 1, sizeof(*prev)); /* last pc per hart */
+	uint64_t *prev; /* last pc per hart */
 	int rc;
-	if (!r) {
-		free(prev);
+	if (!r)
 		return err ? err->code : -EINVAL;
+	if (t->n > 1 && !trace_merge_by_cycle(r)) {
+		trace_merge_close(r);
+		return oob_err_set(err, -EINVAL,
+				   "%zu instruction traces without cycles have no common time",
+				   t->n);
 	}
-	while ((rc = trace_next(r, &b, err)) > 0) {
+	prev = oob_xcalloc(UINT16_MAX + 1, sizeof(*prev));
+	while ((rc = trace_merge_next(r, &b, err)) > 0) {
 		s->harts = b->hart + 1u > s->harts ? b->hart + 1u : s->harts;
 		s->cycles = b->cycle != NULL;
 		for (uint32_t i = 0; i < b->n; i++) {
@@ -205,7 +211,7 @@ static int scan_trace(const char *path, const struct trace_opts *to, const struc
 						 b->cycle ? b->cycle[i] : b->seq + i, b->hart);
 		s->insns += b->n;
 	}
-	trace_close(r);
+	trace_merge_close(r);
 	free(prev);
 	/* Harts interleave in the file; with cycles, time order is by cycle. */
 	if (s->cycles) {
@@ -386,7 +392,7 @@ static void syscall_residuals(struct goclock_alignment *al)
 	al->sys_mean = al->nsys ? sum / (double)al->nsys : 0;
 }
 
-int goclock_align(const struct gotrace *gt, const char *insn_trace,
+int goclock_align(const struct gotrace *gt, const struct goclock_traces *insn,
 		  const struct goclock_align_opts *opts, struct goclock_alignment **out,
 		  struct oob_err *err)
 {
@@ -399,14 +405,16 @@ int goclock_align(const struct gotrace *gt, const char *insn_trace,
 	*out = NULL;
 	if ((rc = find_func(opts, &fname, &f, err)) < 0)
 		return rc;
-	if ((rc = scan_trace(insn_trace, &opts->trace, &f, &s, err)) < 0)
+	if ((rc = scan_trace(insn, &f, &s, err)) < 0)
 		goto out;
 	ev = go_events(gt, &n);
 	if (n != s.nentries) {
+		const char *more = insn->n > 1 ? " (with the other harts)" : "";
 		rc = oob_err_set(err, -EINVAL,
-				 "the Go trace has %zu timed events but %s enters %s (0x%llx) %zu "
-				 "times: not the same run, or one of the traces is cut",
-				 n, insn_trace, fname, (unsigned long long)f.lo, s.nentries);
+				 "the Go trace has %zu timed events but %s%s enters %s (0x%llx) "
+				 "%zu times: not the same run, or one of the traces is cut",
+				 n, insn->paths[0], more, fname, (unsigned long long)f.lo,
+				 s.nentries);
 		goto out;
 	}
 	struct goclock_alignment *al = pair(ev, n, &s);

@@ -115,7 +115,6 @@ struct goclock_align_opts {
 	uint64_t elf_bias;	     /* run-time minus link-time addresses (PIE); 0 for static */
 	const char *func;	     /* trace-event function; NULL = try runtime.traceEventLocked,
 					then runtime.traceWriter.event */
-	struct trace_opts trace;     /* how to read the instruction trace */
 	struct goclock_fit_opts fit; /* tolerance 0: the defaults above */
 	const struct goclock *given; /* check this model instead of fitting one (NULL: fit) */
 };
@@ -148,20 +147,29 @@ struct goclock_alignment {
 	size_t thread_mismatch; /* anchors on another hart than their thread's */
 };
 
+/* The instruction trace of the run: one file, or one per hart (read in time
+ * order: trace_merge_open_run). */
+struct goclock_traces {
+	const char *const *paths;
+	size_t n;
+	struct trace_opts opts; /* how to read each */
+	const uint16_t *harts;	/* of several files, each one's hart (NULL: by name) */
+};
+
 /*
- * Reads the instruction trace insn_trace once (streamed), collects the
+ * Reads the instruction trace insn once (streamed), collects the
  * entries into the trace-event function and the ecalls, pairs the N-th Go
  * timed event (by time) with the N-th entry, adds syscall anchors, and fits
  * (or checks opts->given). Returns:
  *   0        the model holds; *out set (free with goclock_alignment_free)
  *   -EINVAL  the anchors were paired but the fit is refused (*out set, err says
  *            why); or they cannot be paired: the counts differ (err gives both),
- *            *out NULL
+ *            or several files lack cycles (no common time), *out NULL
  *   -ENOENT  the function is not in the ELF (stripped, or not a Go program)
  *   other    errors of trace_open/trace_next/sym_binary_open, *out NULL
  * Memory grows with the number of entries and ecalls, not with trace length.
  */
-int goclock_align(const struct gotrace *gt, const char *insn_trace,
+int goclock_align(const struct gotrace *gt, const struct goclock_traces *insn,
 		  const struct goclock_align_opts *opts, struct goclock_alignment **out,
 		  struct oob_err *err);
 void goclock_alignment_free(struct goclock_alignment *al);

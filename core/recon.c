@@ -1860,33 +1860,14 @@ static int run_fireperf_files(struct recon *r, const char *const *paths, size_t 
 	return rc;
 }
 
-uint16_t recon_trace_hart(const char *path, size_t k)
-{
-	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	const char *c = strstr(base, "-C");
-	char *end;
-	unsigned long n = c ? strtoul(c + 2, &end, 10) : 0;
-	return c && end != c + 2 && n < 65536 ? (uint16_t)n : (uint16_t)k;
-}
-
 /* Several single-hart files are one tile each, read in time order on the
  * base clock (trace_merge.h). */
 static struct trace_merge *open_traces(struct recon *r, const char *const *paths, size_t n,
 				       struct oob_err *err)
 {
-	struct trace_opts *to = oob_xcalloc(n ? n : 1, sizeof(*to));
-	for (size_t k = 0; k < n; k++) {
-		to[k] = r->opts->trace;
-		if (n > 1) {
-			to[k].hart =
-			    r->opts->harts ? r->opts->harts[k] : recon_trace_hart(paths[k], k);
-			to[k].base_clock = 1;
-		}
-		to[k].insn_changes_only = 1; /* code_put keeps bits per pc */
-	}
-	struct trace_merge *m = trace_merge_open(paths, to, n, err);
-	free(to);
-	return m;
+	struct trace_opts to = r->opts->trace;
+	to.insn_changes_only = 1; /* code_put keeps bits per pc */
+	return trace_merge_open_run(paths, &to, r->opts->harts, n, err);
 }
 
 static int run_traces(struct recon *r, const char *const *paths, size_t n, uint64_t *seen,

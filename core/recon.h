@@ -65,7 +65,7 @@ struct recon_opts {
 	enum recon_tasks tasks;
 	int inline_frames;  /* add DWARF inline frames under their functions */
 	uint64_t max_insns; /* stop after this many instructions, 0 = all */
-	/* Of several traces, the hart of each (NULL: recon_trace_hart of their
+	/* Of several traces, the hart of each (NULL: trace_merge_hart of their
 	 * paths), for callers whose paths do not carry the names. */
 	const uint16_t *harts;
 
@@ -79,10 +79,6 @@ struct recon_opts {
 	/* Polled with the progress calls; non-zero stops the run with -ECANCELED. */
 	const volatile int *cancel;
 };
-
-/* The hart of the k-th of several single-hart trace files named name:
- * FireSim names them TRACEFILE-C<n>; otherwise k. */
-uint16_t recon_trace_hart(const char *name, size_t k);
 
 /*
  * Reconstructs the traces (one per hart, read in time order, or one

@@ -10,15 +10,19 @@ uint64_t timeline_go_time(const struct timeline_go *g, uint64_t ticks)
 	return v <= 0 ? 0 : (uint64_t)llround(v);
 }
 
-static json_t *fit_desc(const struct goclock_alignment *al, const char *source)
+/* The fit's figures; a refused one ("ok": false) says why. */
+static json_t *fit_desc(const struct goclock_alignment *al, const char *source, const char *why)
 {
 	const struct goclock_fit *f = &al->fit;
-	return json_pack("{s:b, s:s, s:f, s:f, s:I, s:s, s:I, s:f, s:f, s:f, s:s, s:I, s:I}", "ok",
-			 1, "source", source, "a", f->clock.a, "b", f->clock.b, "x0",
-			 (json_int_t)f->clock.x0, "axis", al->cycles ? "cycles" : "records",
-			 "anchors", (json_int_t)f->n, "rms", f->rms, "max_abs", f->max_abs,
-			 "tolerance", f->tolerance, "func", al->func, "go_events",
-			 (json_int_t)al->go_events, "entries", (json_int_t)al->entries);
+	json_t *j = json_pack("{s:b, s:s, s:f, s:f, s:I, s:s, s:I, s:f, s:f, s:f, s:s, s:I, s:I}",
+			      "ok", !why, "source", source, "a", f->clock.a, "b", f->clock.b, "x0",
+			      (json_int_t)f->clock.x0, "axis", al->cycles ? "cycles" : "records",
+			      "anchors", (json_int_t)f->n, "rms", f->rms, "max_abs", f->max_abs,
+			      "tolerance", f->tolerance, "func", al->func, "go_events",
+			      (json_int_t)al->go_events, "entries", (json_int_t)al->entries);
+	if (why)
+		json_object_set_new(j, "error", json_string(why));
+	return j;
 }
 
 static json_t *refused(const char *source, const char *why)
@@ -34,9 +38,8 @@ static int align_any(const struct gotrace *gt, const struct timeline_go_req *q,
 	int rc = oob_err_set(err, -ENOENT,
 			     "go clock: no ELF given with the runtime's trace-event function");
 	for (size_t i = 0; i < q->nelfs; i++) {
-		struct goclock_align_opts o = {.elf = q->elfs[i].path, .trace = q->trace};
-		o.given = given;
-		rc = goclock_align(gt, q->insn_trace, &o, al, err);
+		struct goclock_align_opts o = {.elf = q->elfs[i].path, .given = given};
+		rc = goclock_align(gt, &q->insn, &o, al, err);
 		if (rc != -ENOENT)
 			return rc;
 	}
@@ -63,12 +66,9 @@ int timeline_go_clock(const struct gotrace *gt, const struct timeline_go_req *q,
 		return 0;
 	}
 	int rc = align_any(gt, q, q->have_hz ? &given : NULL, &al, err);
-	if (rc == 0) {
+	if (rc == 0)
 		*clock = al->fit.clock;
-		*desc = fit_desc(al, source);
-	} else {
-		*desc = refused(source, err->msg);
-	}
+	*desc = al ? fit_desc(al, source, rc == 0 ? NULL : err->msg) : refused(source, err->msg);
 	goclock_alignment_free(al);
 	return rc;
 }

@@ -33,8 +33,7 @@ struct timeline_go {
 uint64_t timeline_go_time(const struct timeline_go *g, uint64_t ticks);
 
 struct timeline_go_req {
-	const char *insn_trace; /* the instruction trace of the run */
-	struct trace_opts trace;
+	struct goclock_traces insn; /* the instruction trace of the run */
 	const struct recon_elf *elfs;
 	size_t nelfs;
 	int have_hz; /* a given clock: */
@@ -46,7 +45,7 @@ struct timeline_go_req {
  * *desc. Returns 0 when the model holds; otherwise -EINVAL (the fit is
  * refused, or the given clock is not valid), -ENOENT (no ELF with the
  * function) or the instruction trace's read errors, with *desc saying why
- * ("ok": false).
+ * ("ok": false, "error"; a refused fit keeps its figures: how far off).
  */
 int timeline_go_clock(const struct gotrace *gt, const struct timeline_go_req *q,
 		      struct goclock *clock, json_t **desc, struct oob_err *err);

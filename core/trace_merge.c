@@ -1,6 +1,7 @@
 #include "trace_merge.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "oob_mem.h"
 
@@ -41,6 +42,31 @@ struct trace_merge *trace_merge_open(const char *const *paths, const struct trac
 		m->s[k].hart = opts[k].hart;
 	}
 	m->by_cycle = n > 1 && (m->fields & TRACE_F_CYCLE);
+	return m;
+}
+
+uint16_t trace_merge_hart(const char *path, size_t k)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	const char *c = strstr(base, "-C");
+	char *end;
+	unsigned long n = c ? strtoul(c + 2, &end, 10) : 0;
+	return c && end != c + 2 && n < 65536 ? (uint16_t)n : (uint16_t)k;
+}
+
+struct trace_merge *trace_merge_open_run(const char *const *paths, const struct trace_opts *base,
+					 const uint16_t *harts, size_t n, struct oob_err *err)
+{
+	struct trace_opts *to = oob_xcalloc(n ? n : 1, sizeof(*to));
+	for (size_t k = 0; k < n; k++) {
+		to[k] = *base;
+		if (n > 1) {
+			to[k].hart = harts ? harts[k] : trace_merge_hart(paths[k], k);
+			to[k].base_clock = 1;
+		}
+	}
+	struct trace_merge *m = trace_merge_open(paths, to, n, err);
+	free(to);
 	return m;
 }
 

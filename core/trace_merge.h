@@ -31,6 +31,16 @@ struct trace_merge;
  * NULL + err (naming the file) if any fails to open. */
 struct trace_merge *trace_merge_open(const char *const *paths, const struct trace_opts *opts,
 				     size_t n, struct oob_err *err);
+
+/* The hart of the k-th of several single-hart trace files named name:
+ * FireSim names them TRACEFILE-C<n>; otherwise k. */
+uint16_t trace_merge_hart(const char *name, size_t k);
+
+/* trace_merge_open of one run's traces, each read with *base; of several,
+ * the k-th is hart harts[k] (NULL: trace_merge_hart of its path), on the
+ * base clock. */
+struct trace_merge *trace_merge_open_run(const char *const *paths, const struct trace_opts *base,
+					 const uint16_t *harts, size_t n, struct oob_err *err);
 void trace_merge_close(struct trace_merge *m);
 
 /* As trace_next: 1 and *out, 0 at the end of every file, or a negative errno

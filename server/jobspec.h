@@ -19,7 +19,7 @@
  * the binary's lowest PT_LOAD segment (integer or "0x..." string; absent or
  * null = its link address). "traces" are single-hart files of one run
  * (FireSim's TRACEFILE-C<n>), read in time order; the worker numbers the
- * harts by the traces' names (recon_trace_hart). Everything but "trace" or
+ * harts by the traces' names (trace_merge_hart). Everything but "trace" or
  * "traces" is optional. Unknown keys are refused, so that a typo does not
  * silently change a job.
  *

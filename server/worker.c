@@ -15,6 +15,7 @@
 #include "profile_json.h"
 #include "result.h"
 #include "timeline_go.h"
+#include "trace_merge.h"
 
 /* Everything one run of one job needs, on the worker's stack. */
 struct run {
@@ -82,7 +83,7 @@ static int open_trace(struct run *run, size_t k, struct oob_err *err)
 					   strerror(errno));
 		snprintf(run->paths[k], sizeof(run->paths[k]), "/proc/self/fd/%d", run->fds[k]);
 		run->path_list[k] = run->paths[k];
-		run->harts[k] = recon_trace_hart(t.name, k);
+		run->harts[k] = trace_merge_hart(t.name, k);
 		if (k == 0) {
 			run->fd = run->fds[0];
 			run->trace_path = run->paths[0];
@@ -298,17 +299,17 @@ static int go_overlay(struct run *run, struct oob_err *err)
 	struct gotrace *g = gotrace_open(abs, NULL, err);
 	if (!g)
 		return oob_err_prefix(err, "go_trace %lld", (long long)t.id);
-	struct timeline_go_req q = {.insn_trace = run->trace_path,
-				    .trace = run->opts.trace,
-				    .elfs = run->elfs,
-				    .nelfs = run->spec.nbins,
-				    .have_hz = run->spec.have_go_clock,
-				    .hz = run->spec.go_hz,
-				    .offset = run->spec.go_offset};
+	struct timeline_go_req q = {
+	    .insn = {run->path_list, run->spec.ntraces, run->opts.trace, run->opts.harts},
+	    .elfs = run->elfs,
+	    .nelfs = run->spec.nbins,
+	    .have_hz = run->spec.have_go_clock,
+	    .hz = run->spec.go_hz,
+	    .offset = run->spec.go_offset};
 	struct goclock clock;
 	json_t *desc = NULL;
 	struct oob_err why = {0};
-	q.trace.in.more = NULL;
+	q.insn.opts.in.more = NULL;
 	if (timeline_go_clock(g, &q, &clock, &desc, &why) < 0)
 		OOB_INFO("job %lld: the Go trace stays unaligned: %s", (long long)run->ctl->id,
 			 why.msg);

@@ -6,7 +6,8 @@
 #    qemu-riscv64 with the tracing plugin): the number of Go timed events equals
 #    the plugin's own count of executions of runtime.traceEventLocked (address
 #    from `go tool nm`), and every anchor is within the stated tolerance;
-#    a run with a 5 s sleep is refused; a given --go-clock is checked;
+#    a run with a 5 s sleep is refused; a given --go-clock is checked; the
+#    run split into one file per hart aligns as the interleaved file does;
 #  - bad input and bad usage give clear errors and exit codes 1 and 2.
 # Prints PASS/FAIL/SKIP: test_gotrace_cli: <case>[: why].
 set -u
@@ -159,6 +160,43 @@ EOF
 		pass "align refuses traces of two different runs"
 	else
 		fail "align mixed runs" "exit $rc: $(tail -n 2 "$w/mix.out")"
+	fi
+	# One file per hart (FireSim's TRACEFILE-C<n>): convert --per-hart makes a
+	# record's index in the whole run its cycle, so the files read in time
+	# order must give the very anchors of the interleaved file.
+	rm -f "$w/split"-C*
+	aligns=
+	if "$OOB_BUILDDIR/oobprof" convert --to oobt --per-hart -o "$w/split" "$gen/demo.oobt" \
+		>"$w/split.out" 2>&1; then
+		for f in "$w/split"-C*; do aligns="$aligns --align $f"; done
+	fi
+	# shellcheck disable=SC2086 # one word per file: the build path has no spaces
+	"$@" --json $aligns --elf "$gen/gotrace-demo" --tolerance-rel 0.1 "$gen/demo.trace" \
+		>"$w/split.json" 2>"$w/split.err"
+	python3 - "$w/align.json" "$w/split.json" "$(ls "$w/split"-C* 2>/dev/null | wc -l)" <<'EOF'
+import json, sys
+T = "test_gotrace_cli"
+try:
+    one = json.load(open(sys.argv[1]))["alignment"]
+    per = json.load(open(sys.argv[2]))["alignment"]
+except Exception as e:
+    print("FAIL: %s: align per-hart files: no JSON (%s)" % (T, e)); sys.exit(0)
+key = lambda j: [(a["kind"], a["go"], a["trace"], a["hart"]) for a in j["anchors"]]
+if int(sys.argv[3]) < 2:
+    print("FAIL: %s: align per-hart files: %s files (the run has %d harts)" % (T, sys.argv[3], one["harts"]))
+elif key(one) != key(per) or one["entries"] != per["entries"] or not per["ok"]:
+    diff = sum(x != y for x, y in zip(key(one), key(per)))
+    print("FAIL: %s: align per-hart files: ok %s, %d entries vs %d, %d of %d anchors differ" % (T, per["ok"], per["entries"], one["entries"], diff, len(key(one))))
+else:
+    print("PASS: %s: align on %s per-hart files (time axis: %s) = the interleaved trace: all %d anchors (%d entries, %d syscalls) on the same hart and time" % (T, sys.argv[3], per["time_axis"], len(key(one)), per["entries"], per["syscall_anchors"]))
+EOF
+	"$@" --align "$gen/demo.oobt" --align "$gen/demo.oobt" --elf "$gen/gotrace-demo" \
+		"$gen/demo.trace" >"$w/nocycles.out" 2>&1
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q 'without cycles have no common time' "$w/nocycles.out"; then
+		pass "align refuses several files without cycles: $(cat "$w/nocycles.out")"
+	else
+		fail "align several files without cycles" "exit $rc: $(tail -n 2 "$w/nocycles.out")"
 	fi
 fi
 

@@ -163,13 +163,19 @@ python3 - "$port" >"$W/slow.out" 2>&1 <<'EOF' &
 import socket, sys, time
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 s.sendall(b"POST /api/v1/traces?name=slow HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret-token-for-tests\r\nContent-Length: 100000\r\n\r\n")
-for i in range(30):
+for i in range(60):
     s.sendall(b"x" * 10)
     time.sleep(0.1)
 s.close()
 EOF
 slow=$!
-sleep 0.8
+# The slot is taken once the server has the slow upload's first bytes: wait
+# for health to count it (a fixed sleep lost the race on a loaded machine).
+i=0
+while [ $i -lt 50 ] && [ "$(curl -s "$SRV_URL/api/v1/health" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("uploads"))' 2>/dev/null)" != 1 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 expect "second upload while --max-uploads 1 is in use" 503 busy POST "/api/v1/traces?name=t2" -H 'Authorization: Bearer s3cret-token-for-tests' --data-binary "@$W/small.trace"
 wait $slow
 srv_stop

@@ -13,7 +13,8 @@
 # job's go_trace: the upload is detected as a Go trace, the clock is fitted
 # on every trace event (one entry into runtime.traceEventLocked each), and
 # every goroutine interval is the CLI's Go state interval mapped through the
-# reported model.
+# reported model; split into one trace per hart, the job still pairs every
+# Go event.
 set -u
 T=test_server_timeline
 . "$OOB_SRCDIR/tests/tools/server-lib.sh"
@@ -217,4 +218,38 @@ print(("PASS" if ok else "FAIL") + ": %s: go: the Perfetto export carries the Go
       "(%s, %d goroutine threads, %s Go slices, harts end at %d = timeline end %d; %s)"
       % (T, code, len(have), doc["otherData"].get("go_slices"), round(t_end), tl["end"], diff[:3]))
 PY
+# The same run as one file per hart (convert --per-hart: a record's index in
+# the whole run is its cycle): a job of the four traces pairs every Go event
+# with an entry across the harts, and fits the clock as `oobprof gotrace
+# --align` does on the same files (the cycle axis' 2 % tolerance may refuse
+# it: then the job says why and by how much, as the CLI does).
+"$CLI" convert --to oobt --per-hart -o "$W/go" "$G/demo.oobt" >/dev/null 2>&1
+gtrs=
+aligns=
+for f in "$W/go"-C*; do
+	gtrs="$gtrs${gtrs:+, }$(upload_trace "$f" "$(basename "$f")")"
+	aligns="$aligns --align $f"
+done
+if mjob=$(run_job "{\"traces\": [$gtrs], \"binaries\": [$gelf], \"go_trace\": $gid}"); then
+	http GET "$SRV_URL/api/v1/jobs/$mjob/timeline" "$W/mtl.json" >"$W/mtl.code"
+	# shellcheck disable=SC2086 # one word per file: the build path has no spaces
+	"$CLI" gotrace --json $aligns --elf "$G/gotrace-demo" "$G/demo.trace" >"$W/malign.json" 2>"$W/malign.err"
+	python3 - "$W" "$gtrs" <<'PY'
+import json, sys
+T = "test_server_timeline"
+w, n = sys.argv[1], len(sys.argv[2].split(","))
+api = json.load(open(w + "/mtl.json"))
+al = json.load(open(w + "/malign.json"))["alignment"]
+gt = json.load(open(w + "/gotrace.json"))
+c = api.get("go", {}).get("clock", {})
+m = al["model"]
+same = c.get("ok") == al["ok"] and c.get("anchors") == m["anchors"] and c.get("entries") == al["entries"] \
+    and abs(c.get("rms", -1) - m["rms"]) < 1e-6 * max(1, m["rms"]) and c.get("max_abs") == m["max_abs"]
+ok = open(w + "/mtl.code").read().strip() == "200" and same and len(api["harts"]) == n and \
+    c.get("go_events") == c.get("entries") == gt["timed_events"]
+print(("PASS" if ok else "FAIL") + ": %s: go: a job of %d per-hart traces pairs all %s Go events with %s entries across the harts, "
+      "as `oobprof gotrace --align` on the files (ok %s, max %s of tolerance %s on the %s axis)"
+      % (T, n, c.get("go_events"), c.get("entries"), c.get("ok"), c.get("max_abs"), c.get("tolerance"), c.get("axis")))
+PY
+fi
 srv_stop

@@ -157,6 +157,15 @@ static const char *gen(const char *rel)
 	return oobtest_gen(rel);
 }
 
+/* goclock_align of the one instruction trace rel. */
+static int align_one(const struct gotrace *t, const char *rel, const struct goclock_align_opts *o,
+		     struct goclock_alignment **al, struct oob_err *err)
+{
+	const char *path = gen(rel);
+	struct goclock_traces insn = {&path, 1, {0}, NULL};
+	return goclock_align(t, &insn, o, al, err);
+}
+
 /* The run without pauses: every Go timed event is one entry into
  * runtime.traceEventLocked, and the fitted line maps every anchor within the
  * stated tolerance (GOCLOCK_TOL_INSNS: 10 % of the anchors' span, in
@@ -171,7 +180,7 @@ static void align_real_run(void)
 	CHECK(t != NULL);
 	struct goclock_align_opts o = {.elf = gen("go/gotrace-demo")};
 	struct goclock_alignment *al = NULL;
-	int rc = goclock_align(t, gen("go/demo.oobt"), &o, &al, &err);
+	int rc = align_one(t, "go/demo.oobt", &o, &al, &err);
 	if (rc < 0)
 		printf("# %s\n", err.msg);
 	CHECK(al != NULL);
@@ -224,7 +233,7 @@ static void align_refuses_pause(void)
 	CHECK(t != NULL);
 	struct goclock_align_opts o = {.elf = gen("go/gotrace-demo")};
 	struct goclock_alignment *al = NULL;
-	int rc = goclock_align(t, gen("go/demo-sleep.oobt"), &o, &al, &err);
+	int rc = align_one(t, "go/demo-sleep.oobt", &o, &al, &err);
 	printf("# sleep run: %s\n", err.msg);
 	CHECK_EQ(rc, -EINVAL);
 	CHECK(al != NULL);
@@ -247,13 +256,13 @@ static void align_refuses_mismatch(void)
 	CHECK(t != NULL);
 	struct goclock_align_opts o = {.elf = gen("go/gotrace-demo")};
 	struct goclock_alignment *al = NULL;
-	int rc = goclock_align(t, gen("go/demo-sleep.oobt"), &o, &al, &err);
+	int rc = align_one(t, "go/demo-sleep.oobt", &o, &al, &err);
 	printf("# %s\n", err.msg);
 	CHECK(tr.go_events != tr.sleep_entries); /* otherwise this case proves nothing */
 	CHECK_EQ(rc, -EINVAL);
 	CHECK(al == NULL && strstr(err.msg, "not the same run"));
 	o.func = "main.noSuchFunction";
-	CHECK_EQ(goclock_align(t, gen("go/demo.oobt"), &o, &al, &err), -ENOENT);
+	CHECK_EQ(align_one(t, "go/demo.oobt", &o, &al, &err), -ENOENT);
 	CHECK(strstr(err.msg, "main.noSuchFunction"));
 	gotrace_free(t);
 }
