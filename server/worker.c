@@ -284,6 +284,20 @@ static int trace_complete(struct run *run)
 	       !strcmp(t.state, "ready");
 }
 
+/* An error about the traces says "trace N", not /proc/self/fd/N. */
+static void name_traces(const struct run *run, struct oob_err *err)
+{
+	for (size_t k = 0; k < run->spec.ntraces; k++) {
+		char *at = run->paths[k][0] ? strstr(err->msg, run->paths[k]) : NULL;
+		if (at) {
+			char rest[OOB_ERR_MSG_MAX];
+			snprintf(rest, sizeof(rest), "%s", at + strlen(run->paths[k]));
+			snprintf(at, sizeof(err->msg) - (size_t)(at - err->msg), "trace %lld%s",
+				 (long long)run->spec.traces[k], rest);
+		}
+	}
+}
+
 /* The job's Go trace on the instruction trace's axis: its clock model (given
  * or fitted) goes to results/<id>/go.json, which the timeline reads. A Go
  * trace that cannot be read fails the job; a fit that does not hold is
@@ -310,9 +324,13 @@ static int go_overlay(struct run *run, struct oob_err *err)
 	json_t *desc = NULL;
 	struct oob_err why = {0};
 	q.insn.opts.in.more = NULL;
-	if (timeline_go_clock(g, &q, &clock, &desc, &why) < 0)
+	if (timeline_go_clock(g, &q, &clock, &desc, &why) < 0) {
+		name_traces(run, &why);
+		if (desc)
+			json_object_set_new(desc, "error", json_string(why.msg));
 		OOB_INFO("job %lld: the Go trace stays unaligned: %s", (long long)run->ctl->id,
 			 why.msg);
+	}
 	gotrace_free(g);
 	char *text = json_dumps(desc, JSON_COMPACT);
 	json_decref(desc);
@@ -346,15 +364,7 @@ static int finish(struct run *run, int rc, struct profile *p, struct oob_err *er
 	}
 	if (rc == -ECANCELED && run->ctl->cancel)
 		return catalog_job_finish(cat, id, "cancelled", rc, "cancelled", NULL, NULL);
-	for (size_t k = 0; k < run->spec.ntraces; k++) {
-		char *at = run->paths[k][0] ? strstr(err->msg, run->paths[k]) : NULL;
-		if (at) { /* say "trace N", not /proc/self/fd/N */
-			char rest[OOB_ERR_MSG_MAX];
-			snprintf(rest, sizeof(rest), "%s", at + strlen(run->paths[k]));
-			snprintf(at, sizeof(err->msg) - (size_t)(at - err->msg), "trace %lld%s",
-				 (long long)run->spec.traces[k], rest);
-		}
-	}
+	name_traces(run, err);
 	OOB_INFO("job %lld failed: %s", (long long)id, err->msg);
 	return catalog_job_finish(cat, id, "failed", rc, err->msg, NULL, NULL);
 }

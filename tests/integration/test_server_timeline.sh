@@ -252,4 +252,18 @@ print(("PASS" if ok else "FAIL") + ": %s: go: a job of %d per-hart traces pairs 
       % (T, n, c.get("go_events"), c.get("entries"), c.get("ok"), c.get("max_abs"), c.get("tolerance"), c.get("axis")))
 PY
 fi
+# A Go trace of another run: the job is done, its timeline says why the Go
+# trace is not aligned, naming the upload (not the worker's file).
+if [ -e "$G/demo-sleep.oobt" ]; then
+	str=$(upload_trace "$G/demo-sleep.oobt" go-sleep)
+	if xjob=$(run_job "{\"trace\": $str, \"binaries\": [$gelf], \"go_trace\": $gid}"); then
+		http GET "$SRV_URL/api/v1/jobs/$xjob/timeline" "$W/xtl.json" >"$W/xtl.code"
+		err=$(jq_py "$W/xtl.json" 'j["go"]["clock"]["error"]' 2>/dev/null)
+		case "$(cat "$W/xtl.code") $err" in
+		"200 "*"but trace $str enters"*"not the same run"*)
+			pass "go: a Go trace of another run stays unaligned, and the timeline says why: $err" ;;
+		*) fail "go: a Go trace of another run" "$(cat "$W/xtl.code"): $err" ;;
+		esac
+	fi
+fi
 srv_stop
