@@ -105,6 +105,11 @@ static const struct trace_batch *cut(struct trace_merge *m, struct src *s, uint3
 	const struct trace_batch *b = s->b;
 	struct trace_batch *v = &m->view;
 	uint32_t p = s->pos;
+	if (m->n == 1) { /* one file: its batches as they are, nothing to re-index */
+		s->pos = end;
+		m->seq += b->n;
+		return b;
+	}
 	*v = (struct trace_batch){.n = end - p,
 				  .hart = m->n > 1 ? s->hart : b->hart,
 				  .pc = b->pc + p,

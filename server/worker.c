@@ -1,5 +1,6 @@
 #include "worker.h"
 
+#include <ctype.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,14 +23,12 @@ struct run {
 	struct worker_env *env;
 	struct job_ctl *ctl;
 	struct jobspec spec;
-	/* The traces, held open across a stream's rename; fd and trace_path are
-	 * the first's, the one that may be a stream. */
+	/* The traces, held open across a stream's rename; only the first may be
+	 * a stream (a job of several takes finished uploads). */
 	int fds[JOBSPEC_MAX_TRACES];
 	char paths[JOBSPEC_MAX_TRACES][64]; /* /proc/self/fd/<fd>: what recon opens */
 	const char *path_list[JOBSPEC_MAX_TRACES];
 	uint16_t harts[JOBSPEC_MAX_TRACES]; /* of several traces: by their names */
-	int fd;
-	char *trace_path;
 	int streaming;
 	uint64_t total, last_size;
 	struct recon_opts opts;
@@ -85,10 +84,8 @@ static int open_trace(struct run *run, size_t k, struct oob_err *err)
 		run->path_list[k] = run->paths[k];
 		run->harts[k] = trace_merge_hart(t.name, k);
 		if (k == 0) {
-			run->fd = run->fds[0];
-			run->trace_path = run->paths[0];
 			run->streaming = !strcmp(t.state, "streaming");
-			run->total = run->streaming ? fd_size(run->fd) : 0;
+			run->total = run->streaming ? fd_size(run->fds[0]) : 0;
 		}
 		if (!run->streaming)
 			run->total += t.size;
@@ -157,7 +154,7 @@ static int follow_more(void *ctx)
 	if (run->ctl->cancel)
 		return -ECANCELED;
 	int open = upload_stream_wait(run->env->uploads, run->spec.trace, 200);
-	uint64_t size = fd_size(run->fd);
+	uint64_t size = fd_size(run->fds[0]);
 	int grew = size != run->last_size;
 	run->last_size = size;
 	run->total = size;
@@ -219,7 +216,6 @@ static int write_result(struct run *run, const struct profile *p, int partial,
 static void snapshot(struct run *run, uint64_t insns)
 {
 	struct recon_opts o = run->opts;
-	const char *path = run->trace_path;
 	struct profile *p = NULL;
 	struct oob_err err = {0};
 	struct catalog_result r;
@@ -227,7 +223,8 @@ static void snapshot(struct run *run, uint64_t insns)
 	o.trace.in.more = NULL;
 	o.max_insns = insns;
 	o.progress = NULL;
-	if (recon_run(&o, &path, 1, &p, &err) == 0 && write_result(run, p, 1, &r, &err) == 0 &&
+	if (recon_run(&o, run->path_list, 1, &p, &err) == 0 &&
+	    write_result(run, p, 1, &r, &err) == 0 &&
 	    catalog_result_put(run->env->cat, &r, &err) == 0)
 		OOB_INFO("job %lld: partial result after %llu instructions",
 			 (long long)run->ctl->id, (unsigned long long)insns);
@@ -244,7 +241,7 @@ static void on_progress(void *ctx, uint64_t raw_bytes, uint64_t insns)
 	struct run *run = ctx;
 	double t = now_s();
 	if (run->streaming)
-		run->total = fd_size(run->fd);
+		run->total = fd_size(run->fds[0]);
 	job_ctl_progress(run->ctl, raw_bytes, run->total, insns);
 	if (t - run->last_db >= 1.0) {
 		catalog_job_progress(run->env->cat, run->ctl->id, raw_bytes, run->total, insns,
@@ -264,7 +261,7 @@ static void setup_opts(struct run *run)
 	if (run->streaming) {
 		o->trace.in.more = follow_more;
 		o->trace.in.more_ctx = run;
-		run->last_size = fd_size(run->fd);
+		run->last_size = fd_size(run->fds[0]);
 	}
 	o->elfs = run->elfs;
 	o->nelfs = run->spec.nbins;
@@ -284,14 +281,18 @@ static int trace_complete(struct run *run)
 	       !strcmp(t.state, "ready");
 }
 
-/* An error about the traces says "trace N", not /proc/self/fd/N. */
+/* An error about the traces says "trace N", not /proc/self/fd/N (the whole
+ * number: fd 1's path is a prefix of fd 12's). */
 static void name_traces(const struct run *run, struct oob_err *err)
 {
 	for (size_t k = 0; k < run->spec.ntraces; k++) {
-		char *at = run->paths[k][0] ? strstr(err->msg, run->paths[k]) : NULL;
+		size_t len = strlen(run->paths[k]);
+		char *at = len ? strstr(err->msg, run->paths[k]) : NULL;
+		while (at && isdigit((unsigned char)at[len]))
+			at = strstr(at + len, run->paths[k]);
 		if (at) {
 			char rest[OOB_ERR_MSG_MAX];
-			snprintf(rest, sizeof(rest), "%s", at + strlen(run->paths[k]));
+			snprintf(rest, sizeof(rest), "%s", at + len);
 			snprintf(at, sizeof(err->msg) - (size_t)(at - err->msg), "trace %lld%s",
 				 (long long)run->spec.traces[k], rest);
 		}
@@ -377,7 +378,6 @@ int worker_run(void *ctx, struct job_ctl *ctl)
 	struct profile *p = NULL;
 	run->env = ctx;
 	run->ctl = ctl;
-	run->fd = -1;
 	for (size_t k = 0; k < JOBSPEC_MAX_TRACES; k++)
 		run->fds[k] = -1;
 	int rc = catalog_job_get(run->env->cat, ctl->id, job, &err);
