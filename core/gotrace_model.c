@@ -48,15 +48,10 @@ struct model {
 	uint64_t now;
 };
 
-static uint64_t key(uint64_t id)
-{
-	return id == OOB_MAP_EMPTY ? id - 1 : id;
-}
-
 static size_t entity(struct model *md, struct oob_map *map, struct gotrace_vec *v, size_t elem,
 		     uint64_t id, int *fresh)
 {
-	uint64_t *slot = oob_map_put(map, key(id), fresh);
+	uint64_t *slot = oob_map_put(map, id, fresh);
 	if (*fresh) {
 		memset(gotrace_vec_push(v, elem), 0, elem);
 		*slot = v->n - 1;

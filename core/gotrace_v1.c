@@ -184,7 +184,7 @@ const char *gotrace_v1_type_name(unsigned type)
 static size_t stream_of(struct v1 *v, uint64_t p)
 {
 	int fresh;
-	uint64_t *slot = oob_map_put(&v->pmap, p == OOB_MAP_EMPTY ? OOB_MAP_EMPTY - 1 : p, &fresh);
+	uint64_t *slot = oob_map_put(&v->pmap, p, &fresh);
 	if (fresh) {
 		struct pstream *s = gotrace_vec_push(&v->ps, sizeof(*s));
 		memset(s, 0, sizeof(*s));
@@ -205,7 +205,7 @@ static uint32_t stack_ref(struct v1 *v, uint64_t raw)
 	if (raw == 0)
 		return 0;
 	int fresh;
-	uint64_t *slot = oob_map_put(&v->stk, raw == OOB_MAP_EMPTY ? raw - 1 : raw, &fresh);
+	uint64_t *slot = oob_map_put(&v->stk, raw, &fresh);
 	if (fresh)
 		*slot = gotrace_stack_new(v->t);
 	return (uint32_t)*slot;
@@ -226,7 +226,7 @@ static int v1_string(struct v1 *v, size_t off, struct oob_err *err)
 	if ((rc = gotrace_uv(v->p, v->n, &v->pos, &id)) < 0 ||
 	    (rc = gotrace_uv(v->p, v->n, &v->pos, &len)) < 0)
 		return uv_err(rc, off, "String event", err);
-	if (id == 0 || id == OOB_MAP_EMPTY)
+	if (id == 0)
 		return oob_err_set(err, -EINVAL, "String event at offset 0x%zx has invalid id %llu",
 				   off, (unsigned long long)id);
 	if (len > GOTRACE_MAX_STRING || len > v->n - v->pos)
@@ -249,7 +249,7 @@ static int v1_string(struct v1 *v, size_t off, struct oob_err *err)
 
 static const char *str_get(const struct v1 *v, uint64_t id)
 {
-	const uint64_t *i = id && id != OOB_MAP_EMPTY ? oob_map_get(&v->strs, id) : NULL;
+	const uint64_t *i = id ? oob_map_get(&v->strs, id) : NULL;
 	return i ? ((const char **)v->strv.p)[*i] : "";
 }
 

@@ -205,11 +205,6 @@ struct v2 {
 	uint64_t gc_seq;
 };
 
-static uint64_t key(uint64_t id)
-{
-	return id == OOB_MAP_EMPTY ? id - 1 : id;
-}
-
 static int uv_err(int rc, size_t off, const char *what, struct oob_err *err)
 {
 	return oob_err_set(err, -EINVAL,
@@ -292,7 +287,7 @@ static int strings_batch(struct v2 *v, const struct batch *b, struct oob_err *er
 			    err, -EINVAL, "String at offset 0x%zx: length %llu runs past its batch",
 			    off, (unsigned long long)len);
 		int fresh;
-		uint64_t *slot = oob_map_put(&v->strs, key(id), &fresh);
+		uint64_t *slot = oob_map_put(&v->strs, id, &fresh);
 		if (!fresh)
 			return oob_err_set(
 			    err, -EINVAL,
@@ -310,13 +305,13 @@ static int strings_batch(struct v2 *v, const struct batch *b, struct oob_err *er
 
 static const char *str_get(const struct v2 *v, uint64_t id)
 {
-	const uint64_t *i = id ? oob_map_get(&v->strs, key(id)) : NULL;
+	const uint64_t *i = id ? oob_map_get(&v->strs, id) : NULL;
 	return i ? ((const char **)v->strv.p)[*i] : "";
 }
 
 static uint32_t stack_get(const struct v2 *v, uint64_t id)
 {
-	const uint64_t *i = id ? oob_map_get(&v->stks, key(id)) : NULL;
+	const uint64_t *i = id ? oob_map_get(&v->stks, id) : NULL;
 	return i ? (uint32_t)*i : 0;
 }
 
@@ -339,7 +334,7 @@ static int one_stack(struct v2 *v, size_t *pos, size_t end, struct oob_err *err)
 		f[i] = (struct gotrace_frame){x[0], str_get(v, x[1]), str_get(v, x[2]), x[3]};
 	}
 	int fresh;
-	uint64_t *slot = oob_map_put(&v->stks, key(id), &fresh);
+	uint64_t *slot = oob_map_put(&v->stks, id, &fresh);
 	if (!fresh)
 		return oob_err_set(err, -EINVAL,
 				   "Stack at offset 0x%zx: duplicate id %llu in generation %llu",
@@ -417,7 +412,7 @@ static int sync_batch(struct v2 *v, const struct batch *b, struct oob_err *err)
 static struct cursor *cursor_of(struct v2 *v, uint64_t m)
 {
 	int fresh;
-	uint64_t *slot = oob_map_put(&v->curmap, key(m), &fresh);
+	uint64_t *slot = oob_map_put(&v->curmap, m, &fresh);
 	if (fresh) {
 		struct cursor *c = gotrace_vec_push(&v->cursors, sizeof(*c));
 		memset(c, 0, sizeof(*c));
@@ -532,10 +527,10 @@ struct ctx {
 static void *state_get(struct oob_map *map, struct gotrace_vec *v, size_t elem, uint64_t id,
 		       int create)
 {
-	uint64_t *slot = create ? NULL : oob_map_get(map, key(id));
+	uint64_t *slot = create ? NULL : oob_map_get(map, id);
 	int fresh = 0;
 	if (create)
-		slot = oob_map_put(map, key(id), &fresh);
+		slot = oob_map_put(map, id, &fresh);
 	if (!slot)
 		return NULL;
 	if (fresh) {
@@ -570,7 +565,7 @@ static struct ps *pmake(struct v2 *v, uint64_t p)
 
 static struct ms *mfind(struct v2 *v, uint64_t m, int create)
 {
-	int existed = oob_map_get(&v->mmap, key(m)) != NULL;
+	int existed = oob_map_get(&v->mmap, m) != NULL;
 	struct ms *s = state_get(&v->mmap, &v->mv, sizeof(struct ms), m, create);
 	if (s && !existed)
 		s->g = s->p = NONE;

@@ -1576,21 +1576,18 @@ static void split_inlines(struct recon *r)
 		insns[k] = r->cct.v[k].insns;
 		cycles[k] = r->cct.v[k].cycles;
 	}
-	for (size_t s = 0; s <= r->inl.mask; s++) {
-		const struct oob_map_slot *sl = &r->inl.slots[s];
-		if (sl->key == OOB_MAP_EMPTY)
-			continue;
-		uint32_t node = (uint32_t)(sl->key >> 32), leaf = node;
-		const struct code_chain *c = code_chain_get(&r->chains, (uint32_t)sl->key);
+	size_t pos = 0;
+	uint64_t key, n;
+	while (oob_map_next(&r->inl, &pos, &key, &n)) {
+		uint32_t node = (uint32_t)(key >> 32), leaf = node;
+		const struct code_chain *c = code_chain_get(&r->chains, (uint32_t)key);
 		for (uint32_t k = 0; k < c->n; k++)
 			leaf = cct_child(&r->cct, leaf, c->frames[k]);
 		uint64_t cyc =
-		    insns[node]
-			? (uint64_t)((unsigned __int128)cycles[node] * sl->val / insns[node])
-			: 0;
-		r->cct.v[leaf].insns += sl->val;
+		    insns[node] ? (uint64_t)((unsigned __int128)cycles[node] * n / insns[node]) : 0;
+		r->cct.v[leaf].insns += n;
 		r->cct.v[leaf].cycles += cyc;
-		r->cct.v[node].insns -= sl->val;
+		r->cct.v[node].insns -= n;
 		r->cct.v[node].cycles -= cyc;
 	}
 	free(insns);

@@ -49,6 +49,42 @@ static void map_matches_reference(void)
 	oob_map_destroy(&m);
 }
 
+/* A trace can hold any pc, so every uint64_t must be a key, the slot marker
+ * included (pc 0xffffffffffffffff used to come back as an empty slot). */
+static void map_takes_every_key(void)
+{
+	static const uint64_t edge[] = {OOB_MAP_EMPTY, OOB_MAP_EMPTY - 1, 0, 1, 1ull << 63};
+	struct oob_map m;
+	oob_map_init(&m, 2);
+	CHECK(oob_map_get(&m, OOB_MAP_EMPTY) == NULL);
+	for (uint64_t i = 0; i < 5; i++) {
+		int ins;
+		*oob_map_put(&m, edge[i], &ins) = 100 + i;
+		CHECK_EQ(ins, 1);
+	}
+	for (uint64_t i = 0; i < 3000; i++) /* rehashes keep the marker key */
+		*oob_map_put(&m, 1000 + i, NULL) = i;
+	CHECK_EQ(m.count, 3005);
+	for (uint64_t i = 0; i < 5; i++) {
+		uint64_t *v = oob_map_get(&m, edge[i]);
+		CHECK(v != NULL && *v == 100 + i);
+	}
+	size_t pos = 0, seen = 0;
+	uint64_t k, v, sum = 0, marker = 0;
+	while (oob_map_next(&m, &pos, &k, &v)) {
+		seen++;
+		sum += v;
+		marker += k == OOB_MAP_EMPTY;
+	}
+	CHECK_EQ(seen, 3005);
+	CHECK_EQ(marker, 1);
+	CHECK_EQ(sum, 100 + 101 + 102 + 103 + 104 + 2999ull * 3000 / 2);
+	oob_map_clear(&m);
+	CHECK(oob_map_get(&m, OOB_MAP_EMPTY) == NULL);
+	CHECK_EQ(m.count, 0);
+	oob_map_destroy(&m);
+}
+
 static void frames_intern_once(void)
 {
 	struct frame_table t;
@@ -119,6 +155,7 @@ int main(void)
 {
 	OOBTEST_BEGIN("test_recon_parts");
 	RUN(map_matches_reference);
+	RUN(map_takes_every_key);
 	RUN(frames_intern_once);
 	RUN(cct_children_are_unique);
 	RUN(stack_segments);
