@@ -94,6 +94,8 @@ json_t *api_json_job(const struct catalog_job *j, const struct job_progress *p,
 		      spec ? spec : json_null(), "progress", progress_json(j, p), "created",
 		      (json_int_t)j->created, "started", (json_int_t)j->started, "finished",
 		      (json_int_t)j->finished, "runs", (int)j->runs, "url", url);
+	if (j->crashes)
+		json_object_set_new(o, "crashes", json_integer(j->crashes));
 	if (j->error[0])
 		json_object_set_new(
 		    o, "error",

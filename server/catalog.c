@@ -56,6 +56,9 @@ static const char *const migrations[] = {
     " job_id INTEGER PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,"
     " profile TEXT NOT NULL, folded TEXT NOT NULL, partial INTEGER NOT NULL,"
     " stats TEXT NOT NULL, created INTEGER NOT NULL);",
+    /* crashes: processes that died while the job ran (its worker, or the
+     * whole server); at two the job fails instead of running again. */
+    "ALTER TABLE jobs ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0;",
 };
 
 #define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
@@ -457,7 +460,7 @@ int catalog_trace_close_streams(struct catalog *c, struct oob_err *err)
 #define JOB_COLS                                                                                   \
 	"j.id, j.trace_id, j.events_id, j.spec, j.state, j.error_code, j.error, j.bytes,"          \
 	" j.total_bytes, j.insns, j.created, j.started, j.finished, j.runs,"                       \
-	" r.job_id IS NOT NULL, COALESCE(r.partial, 0)"
+	" r.job_id IS NOT NULL, COALESCE(r.partial, 0), j.crashes"
 #define JOB_FROM " FROM jobs j LEFT JOIN results r ON r.job_id = j.id"
 
 static void read_job_v(sqlite3_stmt *st, void *out)
@@ -480,6 +483,7 @@ static void read_job_v(sqlite3_stmt *st, void *out)
 	j->runs = (unsigned)sqlite3_column_int(st, 13);
 	j->has_result = sqlite3_column_int(st, 14);
 	j->partial = sqlite3_column_int(st, 15);
+	j->crashes = (unsigned)sqlite3_column_int(st, 16);
 }
 
 static int job_add_locked(struct catalog *c, struct catalog_job *j,
@@ -709,15 +713,79 @@ static void read_id_v(sqlite3_stmt *st, void *out)
 	*(int64_t *)out = sqlite3_column_int64(st, 0);
 }
 
+/* Counts a crash of every running job (one id, or all with id 0), fails
+ * those that reached CATALOG_MAX_CRASHES (`why` ends the message) and queues
+ * the others again. Returns the number of jobs counted. */
+static int count_crash_locked(struct catalog *c, int64_t id, const char *why, struct oob_err *err)
+{
+	char msg[512];
+	snprintf(msg, sizeof(msg),
+		 "the job crashed its process %d times (last: %s); it is not run again. "
+		 "This is a bug in oobprof: the inputs are kept, please report it",
+		 CATALOG_MAX_CRASHES, why);
+	int rc = run(c,
+		     prep(c, err,
+			  "UPDATE jobs SET crashes = crashes + 1"
+			  " WHERE state = 'running' AND (? = 0 OR id = ?)",
+			  "ii", id, id),
+		     err);
+	int counted = rc == 0 ? sqlite3_changes(c->db) : 0;
+	if (rc == 0)
+		rc = run(c,
+			 prep(c, err,
+			      "UPDATE jobs SET state = 'failed', finished = ?, error_code = ?,"
+			      " error = ? WHERE state = 'running' AND (? = 0 OR id = ?)"
+			      " AND crashes >= ?",
+			      "iisiii", now_s(), (int64_t)-ECHILD, msg, id, id,
+			      (int64_t)CATALOG_MAX_CRASHES),
+			 err);
+	if (rc == 0 && sqlite3_changes(c->db) > 0)
+		OOB_WARN("catalog: %d job(s) failed after %d crashes", sqlite3_changes(c->db),
+			 CATALOG_MAX_CRASHES);
+	if (rc == 0)
+		rc = run(c,
+			 prep(c, err,
+			      "UPDATE jobs SET state = 'queued'"
+			      " WHERE state = 'running' AND (? = 0 OR id = ?)",
+			      "ii", id, id),
+			 err);
+	if (rc == 0 && sqlite3_changes(c->db) > 0)
+		OOB_WARN("catalog: %d interrupted job(s) queued again", sqlite3_changes(c->db));
+	return rc < 0 ? rc : counted;
+}
+
+static int crash_txn(struct catalog *c, int64_t id, const char *why, struct oob_err *err)
+{
+	int rc = exec_sql(c, "BEGIN IMMEDIATE", err), counted = 0;
+	if (rc == 0)
+		rc = counted = count_crash_locked(c, id, why, err);
+	if (rc >= 0)
+		rc = exec_sql(c, "COMMIT", err);
+	if (rc < 0)
+		exec_sql(c, "ROLLBACK", NULL);
+	return rc < 0 ? rc : counted;
+}
+
+int catalog_job_crashed(struct catalog *c, int64_t id, const char *why, struct oob_err *err)
+{
+	pthread_mutex_lock(&c->lock);
+	int rc = crash_txn(c, id, why, err);
+	if (rc > 0) {
+		sqlite3_stmt *st =
+		    prep(c, err, "SELECT state = 'queued' FROM jobs WHERE id = ?", "i", id);
+		rc = st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+		sqlite3_finalize(st);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
 int catalog_job_recover(struct catalog *c, int64_t **ids, size_t *n, struct oob_err *err)
 {
 	pthread_mutex_lock(&c->lock);
-	sqlite3_stmt *st =
-	    prep(c, err, "UPDATE jobs SET state = 'queued' WHERE state = 'running'", "");
-	int rc = run(c, st, err);
-	if (rc == 0 && sqlite3_changes(c->db) > 0)
-		OOB_WARN("catalog: %d interrupted job(s) queued again", sqlite3_changes(c->db));
-	if (rc == 0) {
+	int rc = crash_txn(c, 0, "the server stopped without a shutdown", err);
+	sqlite3_stmt *st;
+	if (rc >= 0) {
 		st = prep(c, err, "SELECT id FROM jobs WHERE state = 'queued' ORDER BY id", "");
 		rc = list_rows(c, st, sizeof(**ids), read_id_v, (void **)ids, n, err);
 	}

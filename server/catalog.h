@@ -29,7 +29,9 @@
 
 #define CATALOG_NAME_MAX       128
 #define CATALOG_SPEC_MAX       8192
-#define CATALOG_SCHEMA_VERSION 1
+#define CATALOG_SCHEMA_VERSION 2
+/* A job whose process died this often while it ran fails (no crash loop). */
+#define CATALOG_MAX_CRASHES 2
 
 struct catalog;
 
@@ -76,7 +78,8 @@ struct catalog_job {
 	char error[512];
 	uint64_t bytes, total_bytes, insns; /* last progress recorded */
 	int64_t created, started, finished;
-	unsigned runs; /* times it was started (> 1 after a crash recovery) */
+	unsigned runs;	  /* times it was started (> 1 after a crash recovery) */
+	unsigned crashes; /* processes that died while it ran (catalog_job_crashed) */
 	int has_result, partial;
 };
 
@@ -168,7 +171,15 @@ int catalog_result_get(struct catalog *c, int64_t job_id, struct catalog_result 
  * -EBUSY (still active). */
 int catalog_job_delete(struct catalog *c, int64_t id, struct oob_err *err);
 /*
- * Start-up recovery: jobs left "running" by a crash go back to "queued";
+ * A process died while job id was "running" (its worker was killed by a
+ * signal, say): counts the crash and, at CATALOG_MAX_CRASHES, fails the job
+ * with a message ending in `why`; else queues it again. Returns 1 if the job
+ * is queued again (run it), 0 if not, or a negative errno.
+ */
+int catalog_job_crashed(struct catalog *c, int64_t id, const char *why, struct oob_err *err);
+/*
+ * Start-up recovery: jobs left "running" by a crash count that crash (see
+ * catalog_job_crashed) and go back to "queued", or fail at the limit;
  * returns in *ids (malloc'd) every queued job, oldest first, for re-queueing.
  */
 int catalog_job_recover(struct catalog *c, int64_t **ids, size_t *n, struct oob_err *err);

@@ -1,7 +1,9 @@
 /*
  * oobprofd: the oobprof server (DESIGN.md 5). Wires the modules together:
  * settings -> store + catalog (data folder) -> job pool (worker.h) -> HTTP
- * (http.h) with the API (api_routes.h). Start-up recovers from a crash:
+ * (http.h) with the API (api_routes.h). Each job runs in a process of its own
+ * (jobproc.h: `oobprofd --run-job`), so that no input can take the server
+ * down. Start-up recovers from a crash:
  * unfinished uploads are dropped (store), open streams become "incomplete"
  * and jobs that were running are queued again (catalog). SIGINT/SIGTERM stop
  * it cleanly: running jobs are interrupted and queued for the next start.
@@ -20,6 +22,7 @@
 #include "catalog.h"
 #include "http.h"
 #include "job.h"
+#include "jobproc.h"
 #include "oob_log.h"
 #include "settings.h"
 #include "store.h"
@@ -42,6 +45,7 @@ struct server {
 	struct upload_registry *uploads;
 	struct job_pool *pool;
 	struct worker_env env;
+	struct jobproc_env jobs;
 	struct api_ctx api;
 	struct http_server *http;
 };
@@ -117,7 +121,8 @@ static int start(struct server *s, struct oob_err *err)
 		return rc;
 	s->uploads = upload_registry_new(s->cfg.max_uploads);
 	s->env = (struct worker_env){s->cat, s->store, s->uploads};
-	if (!(s->pool = job_pool_new(s->cfg.workers, worker_run, &s->env, err)))
+	s->jobs = (struct jobproc_env){&s->env, s->cfg.log_level};
+	if (!(s->pool = job_pool_new(s->cfg.workers, jobproc_run, &s->jobs, err)))
 		return err->code;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	s->api = (struct api_ctx){.cfg = &s->cfg,
@@ -165,6 +170,8 @@ int main(int argc, char **argv)
 {
 	static struct server s;
 	struct oob_err err = {0};
+	if (jobproc_is_child(argc, argv))
+		return jobproc_child_main(argc, argv);
 	settings_defaults(&s.cfg);
 	if (settings_parse_args(&s.cfg, argc, argv, &err) < 0) {
 		fprintf(stderr, "oobprofd: %s\n", err.msg);

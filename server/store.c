@@ -170,6 +170,18 @@ fail:
 	return NULL;
 }
 
+struct store *store_attach(const char *root, struct oob_err *err)
+{
+	struct store *s = oob_xcalloc(1, sizeof(*s));
+	if (root[0] != '/' || strlen(root) + 200 > sizeof(s->root)) {
+		oob_err_set(err, -EINVAL, "data folder %s: not an absolute path that fits", root);
+		free(s);
+		return NULL;
+	}
+	snprintf(s->root, sizeof(s->root), "%s", root);
+	return s;
+}
+
 void store_free(struct store *s)
 {
 	free(s);

@@ -45,6 +45,10 @@ struct store_blob {
 /* Opens (creating the folders if needed) the store under dir and empties its
  * tmp/ folder. NULL + err (-EACCES, -ENOTDIR, ...) on failure. */
 struct store *store_open(const char *dir, struct oob_err *err);
+/* The store another process opened at root (absolute, as store_root gave
+ * it), without its start-up cleaning: a job's own process works in it while
+ * the server runs. */
+struct store *store_attach(const char *root, struct oob_err *err);
 void store_free(struct store *s);
 /* The data folder as given to store_open (borrowed). */
 const char *store_root(const struct store *s);

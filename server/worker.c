@@ -145,6 +145,30 @@ static int resolve_files(struct run *run, struct oob_err *err)
 	return rc;
 }
 
+/* Whether the job's streamed trace is still being uploaded. A job's own
+ * process (jobproc) has no upload registry, the server's memory: the
+ * catalog says. */
+static int stream_is_open(struct run *run)
+{
+	struct catalog_trace t;
+	if (run->env->uploads)
+		return upload_stream_is_open(run->env->uploads, run->spec.trace);
+	return catalog_trace_get(run->env->cat, run->spec.trace, &t, NULL) == 0 &&
+	       !strcmp(t.state, "streaming");
+}
+
+/* Waits up to ms for more bytes or the stream's end; 1 while it is open. */
+static int stream_wait(struct run *run, unsigned ms)
+{
+	if (run->env->uploads)
+		return upload_stream_wait(run->env->uploads, run->spec.trace, ms);
+	for (unsigned t = 0; t < ms && fd_size(run->fds[0]) == run->last_size; t += 20) {
+		struct timespec ts = {0, 20000000L};
+		nanosleep(&ts, NULL);
+	}
+	return stream_is_open(run);
+}
+
 /* in_opts.more of a streamed trace. After the stream closes it asks for one
  * more read when the file grew since the last call, so that bytes written
  * just before the close are never lost. */
@@ -153,7 +177,7 @@ static int follow_more(void *ctx)
 	struct run *run = ctx;
 	if (run->ctl->cancel)
 		return -ECANCELED;
-	int open = upload_stream_wait(run->env->uploads, run->spec.trace, 200);
+	int open = stream_wait(run, 200);
 	uint64_t size = fd_size(run->fds[0]);
 	int grew = size != run->last_size;
 	run->last_size = size;
@@ -248,9 +272,8 @@ static void on_progress(void *ctx, uint64_t raw_bytes, uint64_t insns)
 				     NULL);
 		run->last_db = t;
 	}
-	if (run->streaming && upload_stream_is_open(run->env->uploads, run->spec.trace) &&
-	    insns > run->snap_insns && t - run->snap_at >= 2.0 &&
-	    t - run->snap_at >= 4 * run->snap_cost)
+	if (run->streaming && insns > run->snap_insns && t - run->snap_at >= 2.0 &&
+	    t - run->snap_at >= 4 * run->snap_cost && stream_is_open(run))
 		snapshot(run, insns);
 }
 

@@ -37,7 +37,8 @@
 struct worker_env {
 	struct catalog *cat;
 	struct store *store;
-	struct upload_registry *uploads;
+	struct upload_registry *uploads; /* NULL in a job's own process: streams
+					    are then followed through the catalog */
 };
 
 /* The job_run_fn: ctx is a struct worker_env. Returns 0 when the job ended

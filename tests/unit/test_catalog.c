@@ -233,6 +233,36 @@ static void jobs_lifecycle_and_recovery(void)
 	}
 }
 
+/* A job whose process dies runs again once; the second death fails it, be
+ * it its worker (catalog_job_crashed) or the server (catalog_job_recover). */
+static void crashes_end_in_failure(void)
+{
+	struct oob_err e = {0};
+	struct catalog *c = catalog_open(dbpath, &e);
+	CHECK(c != NULL);
+	struct catalog_job j = {.trace_id = add_trace(c, "crashy", "ready")}, got;
+	snprintf(j.spec, sizeof(j.spec), "{}");
+	CHECK_EQ(catalog_job_add(c, &j, NULL, 0, &e), 0);
+	CHECK_EQ(catalog_job_crashed(c, j.id, "signal 11", &e), 0); /* not running */
+	CHECK_EQ(catalog_job_transition(c, j.id, "queued", "running", &e), 0);
+	CHECK_EQ(catalog_job_crashed(c, j.id, "signal 11, Segmentation fault", &e), 1);
+	CHECK_EQ(catalog_job_get(c, j.id, &got, &e), 0);
+	CHECK(!strcmp(got.state, "queued") && got.crashes == 1);
+	CHECK_EQ(catalog_job_transition(c, j.id, "queued", "running", &e), 0);
+	int64_t *ids;
+	size_t n;
+	CHECK_EQ(catalog_job_recover(c, &ids, &n, &e), 0); /* the server died */
+	for (size_t i = 0; i < n; i++)
+		CHECK(ids[i] != j.id);
+	free(ids);
+	CHECK_EQ(catalog_job_get(c, j.id, &got, &e), 0);
+	CHECK_STR(got.state, "failed");
+	CHECK_EQ(got.crashes, CATALOG_MAX_CRASHES);
+	CHECK(strstr(got.error, "crashed its process 2 times (last: the server stopped") != NULL);
+	CHECK(got.finished > 0);
+	catalog_close(c);
+}
+
 int main(void)
 {
 	OOBTEST_BEGIN("test_catalog");
@@ -245,6 +275,7 @@ int main(void)
 	RUN(binaries_round_trip);
 	RUN(traces_and_streams);
 	RUN(jobs_lifecycle_and_recovery);
+	RUN(crashes_end_in_failure);
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)

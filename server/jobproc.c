@@ -1,0 +1,202 @@
+#include "jobproc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "store.h"
+
+#define CTL_FD	  3
+#define POLL_NS	  20000000L /* the parent relays progress and cancel this often */
+#define ARG_RUN	  "--run-job"
+#define ARG_DATA  "--data"
+#define ARG_LEVEL "--log-level"
+
+extern char **environ;
+
+/* The page both processes map: the child's job_ctl. */
+static struct job_ctl *shared_ctl(int fd)
+{
+	void *p = mmap(NULL, sizeof(struct job_ctl), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int spawn_child(const struct jobproc_env *e, int64_t id, int memfd, pid_t *pid,
+		       struct oob_err *err)
+{
+	char sid[32], level[16];
+	snprintf(sid, sizeof(sid), "%lld", (long long)id);
+	snprintf(level, sizeof(level), "%d", (int)e->log_level);
+	char *argv[] = {"oobprofd", ARG_RUN, sid, ARG_DATA, (char *)store_root(e->worker->store),
+			ARG_LEVEL,  level,   NULL};
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, memfd, CTL_FD);
+	int rc = posix_spawn(pid, "/proc/self/exe", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0)
+		return oob_err_set(err, -rc, "job %lld: cannot start its process: %s",
+				   (long long)id, strerror(rc));
+	return 0;
+}
+
+/* Waits for the child, relaying progress out and cancellation in. */
+static int wait_child(pid_t pid, struct job_ctl *ctl, struct job_ctl *sh)
+{
+	int status = 0;
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+		int cancel = ctl->cancel;
+		if (cancel && !sh->cancel)
+			sh->cancel = cancel;
+		job_ctl_progress(ctl, __atomic_load_n(&sh->bytes, __ATOMIC_RELAXED),
+				 __atomic_load_n(&sh->total, __ATOMIC_RELAXED),
+				 __atomic_load_n(&sh->insns, __ATOMIC_RELAXED));
+		if (r == pid)
+			return status;
+		if (r < 0 && errno != EINTR)
+			return 0; /* not ours to reap (cannot happen): treat as ended */
+		struct timespec ts = {0, POLL_NS};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* A child that exited with a status without ending its job (it could not
+ * open the catalog, say): the job fails with that status. */
+static void fail_unended(struct worker_env *w, int64_t id, int status)
+{
+	char msg[128];
+	snprintf(msg, sizeof(msg), "the job's process exited with status %d", status);
+	catalog_job_transition(w->cat, id, "queued", "running", NULL);
+	if (catalog_job_finish(w->cat, id, "failed", -ECHILD, msg, NULL, NULL) == 0)
+		OOB_WARN("job %lld: %s", (long long)id, msg);
+}
+
+/* After a crash: the scratch folder the child could not remove, and the
+ * crash counted. Returns 1 if the job is to run again. */
+static int after_crash(struct worker_env *w, int64_t id, int sig)
+{
+	char why[96], scratch[64];
+	snprintf(why, sizeof(why), "signal %d, %s", sig, strsignal(sig));
+	OOB_WARN("job %lld: its process was killed by %s", (long long)id, why);
+	snprintf(scratch, sizeof(scratch), "tmp/job-%lld", (long long)id);
+	store_rmdir(w->store, scratch, NULL);
+	struct oob_err err = {0};
+	int again = catalog_job_crashed(w->cat, id, why, &err);
+	if (again < 0)
+		OOB_ERROR("job %lld: cannot record its crash: %s", (long long)id, err.msg);
+	return again > 0;
+}
+
+static int run_once(const struct jobproc_env *e, struct job_ctl *ctl, struct job_ctl *sh, int memfd,
+		    int *again)
+{
+	struct oob_err err = {0};
+	pid_t pid;
+	*again = 0;
+	memset(sh, 0, sizeof(*sh));
+	sh->id = ctl->id;
+	int rc = spawn_child(e, ctl->id, memfd, &pid, &err);
+	if (rc < 0) {
+		OOB_ERROR("%s", err.msg);
+		return rc;
+	}
+	int status = wait_child(pid, ctl, sh);
+	if (WIFSIGNALED(status))
+		*again = after_crash(e->worker, ctl->id, WTERMSIG(status));
+	else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+		fail_unended(e->worker, ctl->id, WEXITSTATUS(status));
+	return 0;
+}
+
+int jobproc_run(void *ctx, struct job_ctl *ctl)
+{
+	const struct jobproc_env *e = ctx;
+	int memfd = memfd_create("oobprof-job", MFD_CLOEXEC);
+	if (memfd < 0 || ftruncate(memfd, sizeof(struct job_ctl)) < 0) {
+		OOB_ERROR("job %lld: no shared page: %s", (long long)ctl->id, strerror(errno));
+		if (memfd >= 0)
+			close(memfd);
+		return -errno;
+	}
+	struct job_ctl *sh = shared_ctl(memfd);
+	int rc = sh ? 0 : -errno, again = 1;
+	while (rc == 0 && again && !ctl->cancel)
+		rc = run_once(e, ctl, sh, memfd, &again);
+	if (sh)
+		munmap(sh, sizeof(*sh));
+	close(memfd);
+	return rc;
+}
+
+int jobproc_is_child(int argc, char **argv)
+{
+	return argc > 1 && !strcmp(argv[1], ARG_RUN);
+}
+
+static int parse_child_args(int argc, char **argv, int64_t *id, const char **data,
+			    enum oob_log_level *level)
+{
+	if (argc != 7 || strcmp(argv[3], ARG_DATA) || strcmp(argv[5], ARG_LEVEL))
+		return -EINVAL;
+	char *end;
+	*id = strtoll(argv[2], &end, 10);
+	if (*end || *id <= 0)
+		return -EINVAL;
+	*data = argv[4];
+	*level = (enum oob_log_level)atoi(argv[6]);
+	return 0;
+}
+
+/* The child's job_ctl is the shared page; it dies with the server. */
+static struct job_ctl *child_setup(pid_t parent)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		return NULL; /* the server died before the line above */
+	signal(SIGPIPE, SIG_IGN);
+	return shared_ctl(CTL_FD);
+}
+
+int jobproc_child_main(int argc, char **argv)
+{
+	int64_t id;
+	const char *data;
+	enum oob_log_level level;
+	if (parse_child_args(argc, argv, &id, &data, &level) < 0) {
+		fprintf(stderr, "oobprofd: usage: oobprofd %s ID %s DIR %s N (the server's own)\n",
+			ARG_RUN, ARG_DATA, ARG_LEVEL);
+		return 2;
+	}
+	oob_log_set_level(level);
+	struct job_ctl *ctl = child_setup(getppid());
+	struct oob_err err = {0};
+	char db[1200];
+	snprintf(db, sizeof(db), "%s/catalog.db", data);
+	struct worker_env w = {0};
+	int rc = ctl && ctl->id == id ? 0 : oob_err_set(&err, -EINVAL, "no shared job page");
+	if (rc == 0 && !(w.store = store_attach(data, &err)))
+		rc = err.code;
+	if (rc == 0 && !(w.cat = catalog_open(db, &err)))
+		rc = err.code;
+	if (rc == 0)
+		rc = worker_run(&w, ctl);
+	else
+		OOB_ERROR("job %lld: %s", (long long)id, err.msg);
+	catalog_close(w.cat);
+	store_free(w.store);
+	if (ctl)
+		munmap(ctl, sizeof(*ctl));
+	return rc < 0 ? 1 : 0;
+}
