@@ -84,6 +84,8 @@ static void usage(FILE *f)
 	      "  --tracerv-words N     TracerV binary: 64-bit words per record\n"
 	      "  --tracerv-valid-bit N TracerV binary: valid bit, 40 or 63\n"
 	      "  --max-insns N         stop after N instructions\n"
+	      "  --max-depth N         keep at most N frames per stack (default 1048576;\n"
+	      "                        deeper pushes are dropped, counted as repairs_depth)\n"
 	      "  --window FROM:TO      fold, top, timeline: only [FROM, TO) of the trace's time\n"
 	      "                        axis (cycles, else the record index; TO empty: the end)\n"
 	      "timeline options (JSON of per-hart intervals and Go tracks):\n"
@@ -150,6 +152,7 @@ enum {
 	OPT_TV_WORDS,
 	OPT_TV_VALID,
 	OPT_MAX,
+	OPT_MAX_DEPTH,
 	OPT_TO,
 	OPT_LOG,
 	OPT_CLOCK,
@@ -179,6 +182,7 @@ static const struct option long_opts[] = {
     {"tracerv-words", required_argument, NULL, OPT_TV_WORDS},
     {"tracerv-valid-bit", required_argument, NULL, OPT_TV_VALID},
     {"max-insns", required_argument, NULL, OPT_MAX},
+    {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
     {"to", required_argument, NULL, OPT_TO},
     {"log-level", required_argument, NULL, OPT_LOG},
     {"clock-hz", required_argument, NULL, OPT_CLOCK},
@@ -300,6 +304,11 @@ static int parse_opt(struct cli *c, int opt, char *val)
 		return parse_number_opt("--tracerv-valid-bit", val, 63, &t->tracerv.valid_bit);
 	case OPT_MAX:
 		return parse_u64(val, &c->ro.max_insns) < 0 ? bad_value("--max-insns", val) : 0;
+	case OPT_MAX_DEPTH:
+		return parse_number_opt("--max-depth", val, UINT32_MAX, &c->ro.max_depth) < 0 ||
+			       !c->ro.max_depth
+			   ? bad_value("--max-depth", val)
+			   : 0;
 	case OPT_TO:
 		c->to = val;
 		return 0;

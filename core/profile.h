@@ -55,6 +55,7 @@ struct profile_stats {
 	uint64_t calls, returns, tail_calls, traps, trap_returns, swaps;
 	uint64_t repairs_unwind;     /* returns matched deeper in the shadow stack (longjmp) */
 	uint64_t repairs_unknown;    /* returns that matched nothing: resynchronized */
+	uint64_t repairs_depth;	     /* pushes dropped at the depth limit (max_depth) */
 	uint64_t returns_above;	     /* returns above the trace's starting depth */
 	uint64_t unknown_pcs;	     /* instructions outside every known binary */
 	uint64_t match_runs;	     /* pc-only traces: user runs given a binary by matching */
@@ -83,6 +84,7 @@ struct profile_stats {
 	X(swaps)                                                                                   \
 	X(repairs_unwind)                                                                          \
 	X(repairs_unknown)                                                                         \
+	X(repairs_depth)                                                                           \
 	X(returns_above)                                                                           \
 	X(unknown_pcs)                                                                             \
 	X(match_runs)                                                                              \

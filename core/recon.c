@@ -99,6 +99,7 @@ struct recon {
 	struct task **mtasks;  /* per space id, NULL until used */
 	struct recon_hart *harts;
 	size_t nharts;
+	uint32_t max_depth;
 	uint64_t gseq; /* records of all harts before the current batch */
 	struct profile_stats st;
 	uint32_t unknown_frame;
@@ -225,6 +226,10 @@ static uint32_t top_node(struct recon_hart *h)
 static void push(struct recon *r, struct recon_hart *h, uint32_t frame, uint64_t ret,
 		 uint32_t marker, int calls)
 {
+	if (h->stk->n >= r->max_depth) {
+		r->st.repairs_depth++;
+		return;
+	}
 	uint32_t node = cct_child(&r->cct, top_node(h), frame);
 	r->cct.v[node].calls += (uint64_t)calls;
 	stack_push(h->stk, frame, node, ret, marker);
@@ -1777,6 +1782,7 @@ static void recon_init(struct recon *r, const struct recon_opts *opts)
 {
 	memset(r, 0, sizeof(*r));
 	r->opts = opts;
+	r->max_depth = opts->max_depth ? opts->max_depth : RECON_MAX_DEPTH_DEFAULT;
 	frame_table_init(&r->frames);
 	cct_init(&r->cct);
 	code_chains_init(&r->chains);

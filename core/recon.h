@@ -55,6 +55,11 @@ enum recon_tasks { RECON_TASKS_AUTO = 0, RECON_TASKS_SATP };
 int recon_tasks_parse(const char *s, enum recon_tasks *out);
 const char *recon_tasks_name(enum recon_tasks t);
 
+/* A million frames: deeper than any real stack (8 MiB of 8-byte frames),
+ * and a bound on a hostile trace's memory (a pc repeated is a trap each time:
+ * 134 M records of one pc nested 6 GB of frames before this limit). */
+#define RECON_MAX_DEPTH_DEFAULT (1u << 20)
+
 struct recon_opts {
 	struct trace_opts trace; /* format, TracerV layout, growing-file follow */
 	const struct recon_elf *elfs;
@@ -65,6 +70,9 @@ struct recon_opts {
 	enum recon_tasks tasks;
 	int inline_frames;  /* add DWARF inline frames under their functions */
 	uint64_t max_insns; /* stop after this many instructions, 0 = all */
+	/* Deepest stack kept per task (entries, trap markers included); a push
+	 * beyond it is dropped and counted (repairs_depth). 0 = the default. */
+	uint32_t max_depth;
 	/* Of several traces, the hart of each (NULL: trace_merge_hart of their
 	 * paths), for callers whose paths do not carry the names. */
 	const uint16_t *harts;

@@ -198,6 +198,13 @@ static int parse_option(const char *key, const json_t *x, struct jobspec *s, str
 		s->max_insns = u;
 		return 0;
 	}
+	if (!strcmp(key, "max_depth")) {
+		if (get_uint(x, 1, UINT32_MAX, &u) < 0)
+			return bad(err,
+				   "options.max_depth: expected an integer from 1 to 4294967295");
+		s->max_depth = (uint32_t)u;
+		return 0;
+	}
 	return oob_err_set(err, -EINVAL, "job: options.%s: bad value or unknown option", key);
 }
 
@@ -273,6 +280,7 @@ void jobspec_recon_opts(const struct jobspec *s, struct recon_opts *o)
 	o->trace.hart = (uint16_t)s->hart;
 	o->inline_frames = s->inline_frames;
 	o->max_insns = s->max_insns;
+	o->max_depth = s->max_depth;
 	o->tasks = s->tasks;
 }
 
@@ -296,6 +304,8 @@ json_t *jobspec_to_json(const struct jobspec *s)
 		      "metric", profile_metric_name(s->metric), "inline", s->inline_frames,
 		      "tracerv", tv, "hart", (int)s->hart, "max_insns", (json_int_t)s->max_insns,
 		      "tasks", recon_tasks_name(s->tasks));
+	if (s->max_depth)
+		json_object_set_new(opts, "max_depth", json_integer(s->max_depth));
 	if (s->have_go_clock)
 		json_object_set_new(
 		    opts, "go_clock",

@@ -7,7 +7,7 @@
  *    "events": 5, "go_trace": 6,
  *    "options": {"format": "auto", "metric": "instructions", "inline": false,
  *                "tracerv": {"width": 1, "words": 2, "valid_bit": 63},
- *                "hart": 0, "max_insns": 0, "tasks": "auto",
+ *                "hart": 0, "max_insns": 0, "max_depth": 1048576, "tasks": "auto",
  *                "go_clock": {"hz": 1e9, "offset": 0}}}
  *
  * "go_trace" overlays a Go execution trace on the timeline; its clock is
@@ -58,6 +58,7 @@ struct jobspec {
 	struct trace_tracerv_opts tracerv;
 	unsigned hart;
 	uint64_t max_insns;
+	uint32_t max_depth; /* 0: recon's default */
 	enum recon_tasks tasks;
 };
 
