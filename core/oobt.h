@@ -1,5 +1,5 @@
 /*
- * oobt: constants of the oobt format (core/FORMAT.md) and its encoder.
+ * oobt: constants of the oobt format (docs/formats/OOBT.md) and its encoder.
  *
  * The encoder turns batches into the uncompressed operation stream; the caller
  * (trace_write.c) frames it with LZ4 and writes the file. The decoder lives in

@@ -16,7 +16,7 @@
  *                 see fireperf.h; trace_next refuses it)
  *   spike         spike -l --log-commits
  *   qemu          qemu -singlestep -d nochain,exec[,in_asm] logs
- *   oobt          oobprof's native format (core/FORMAT.md)
+ *   oobt          oobprof's native format (docs/formats/OOBT.md)
  *
  * Thread-safety: a reader is used by one thread at a time.
  */

@@ -1,4 +1,4 @@
-/* oobt reader: the decoder of core/FORMAT.md.
+/* oobt reader: the decoder of docs/formats/OOBT.md.
  *
  * Decoding works on a window from in_peek. Operations are grouped: the prefix
  * operations (INSN, PRIV, HART, extras) before a record operation, and that

@@ -1,4 +1,4 @@
-/* Kept free of the rest of liboobprof (see core/FORMAT.md): the QEMU plugin
+/* Kept free of the rest of liboobprof (see docs/formats/OOBT.md): the QEMU plugin
  * compiles this file with oobt.c, oob_err.c and oob_mem.c only. */
 #include "trace_write.h"
 

@@ -2,7 +2,7 @@
  * trace_write: writing instruction traces, for `oobprof convert` and for the
  * test tools (the QEMU tracing plugin writes oobt through this API).
  *
- * Formats written: oobt (everything a batch carries; core/FORMAT.md) and
+ * Formats written: oobt (everything a batch carries; docs/formats/OOBT.md) and
  * tracerv-bin (FireSim output_format 1: pc and cycle only; a record per
  * instruction, width 1, valid bit 63, with the "# Clock Domain" header line).
  * Writes go to a temporary file beside path, which trace_writer_close fsyncs

@@ -72,12 +72,12 @@ else
 fi
 
 # 3. The oobt traces (written by core/trace_write.c inside the plugin) decode,
-# with an independent Python decoder written from core/FORMAT.md, to exactly
+# with an independent Python decoder written from docs/formats/OOBT.md, to exactly
 # the plugin's text output, and for every program to the plugin's histogram.
 dec=$OOB_SRCDIR/tests/tools/oobt-decode.py
 if python3 "$dec" "$gen/recursion.oobt" >"$w/recursion.dec" 2>"$w/dec.err" &&
 	cmp -s "$w/recursion.dec" "$gen/recursion.txt"; then
-	pass "recursion.oobt decodes (FORMAT.md, independent decoder) to the plugin's text"
+	pass "recursion.oobt decodes (docs/formats/OOBT.md, independent decoder) to the plugin's text"
 else
 	fail "recursion.oobt decodes to the plugin's text" "$(head -c 200 "$w/dec.err") (diff $w/recursion.dec $gen/recursion.txt)"
 fi

@@ -30,7 +30,7 @@ CC=${CROSS}gcc
 SYSROOT=${SYSROOT:-/usr/riscv64-linux-gnu}
 QEMU=${QEMU:-qemu-riscv64}
 PLUGIN=$out/oobtrace.so
-# What the plugin needs from core/ to write oobt (core/FORMAT.md lists them).
+# What the plugin needs from core/ to write oobt (docs/formats/OOBT.md lists them).
 WRITER_SRCS=${WRITER_SRCS:-"core/trace_write.c core/oobt.c core/oob_err.c core/oob_log.c core/oob_mem.c"}
 status=0
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An independent decoder of oobt traces, written from core/FORMAT.md alone.
+"""An independent decoder of oobt traces, written from docs/formats/OOBT.md alone.
 
   oobt-decode.py TRACE   prints "0x<pc> 0x<insn>" per record (insn as 4 hex
                          digits for a compressed instruction, else 8), the
