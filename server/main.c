@@ -20,7 +20,7 @@
 #include "catalog.h"
 #include "http.h"
 #include "job.h"
-#include "oob_log.h"
+#include "util/oob_log.h"
 #include "settings.h"
 #include "store.h"
 #include "upload.h"

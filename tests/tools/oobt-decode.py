@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""An independent decoder of oobt traces, written from core/FORMAT.md alone.
+"""An independent decoder of oobt traces, written from core/trace/FORMAT.md alone.
 
   oobt-decode.py TRACE   prints "0x<pc> 0x<insn>" per record (insn as 4 hex
                          digits for a compressed instruction, else 8), the
                          same lines as the QEMU plugin's text=FILE output
 
-It shares no code with core/oobt.c: it checks that the C writer follows the
+It shares no code with core/trace/oobt.c: it checks that the C writer follows the
 written format. Needs python3 and the lz4 command (for the LZ4-framed body).
 Exit status 2 with a message on malformed input.
 """
