@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "oob_mem.h"
+#include "util/oob_mem.h"
 
 struct rendered {
 	char key[128];

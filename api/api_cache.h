@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "oob_err.h"
+#include "util/oob_err.h"
 #include "result.h"
 
 #define API_CACHE_SLOTS 16

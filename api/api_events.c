@@ -8,13 +8,13 @@
 #include <unistd.h>
 
 #include "api_cache.h"
-#include "evlog.h"
+#include "recon/evlog.h"
 #include "jobspec.h"
-#include "oob_log.h"
-#include "oob_mem.h"
-#include "recon.h"
+#include "util/oob_log.h"
+#include "util/oob_mem.h"
+#include "recon/recon.h"
 #include "result.h"
-#include "trace_merge.h"
+#include "trace/trace_merge.h"
 
 /* Re-runs take a core each and much I/O: one at a time. */
 static pthread_mutex_t rerun_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -19,8 +19,8 @@
 
 #include "api_routes.h"
 #include "catalog.h"
-#include "evlog.h"
-#include "profile.h"
+#include "recon/evlog.h"
+#include "profile/profile.h"
 #include "result.h"
 
 #define API_EXPORT_MAX_EVENTS 200000000ull

@@ -12,12 +12,12 @@
 #include "api_events.h"
 #include "api_json.h"
 #include "api_timeline.h"
-#include "evlog.h"
-#include "export.h"
+#include "recon/evlog.h"
+#include "export/export.h"
 #include "jobspec.h"
-#include "oob_log.h"
-#include "oob_mem.h"
-#include "recon.h"
+#include "util/oob_log.h"
+#include "util/oob_mem.h"
+#include "recon/recon.h"
 #include "result.h"
 
 struct export_req {

@@ -1,6 +1,6 @@
 /*
  * api_export: GET /api/v1/jobs/{id}/export/{speedscope,perfetto,pprof,folded},
- * a finished job's profile in other tools' formats (core/export.h says what
+ * a finished job's profile in other tools' formats (core/export/export.h says what
  * each one holds). Query arguments, all optional:
  *
  *   metric        instructions | cycles | calls. Folded: the weight; pprof:
@@ -18,7 +18,7 @@
  *   download=1    adds Content-Disposition: attachment with a file name.
  *
  * For a job with a Go trace whose clock holds, the perfetto export also
- * carries the Go runtime's tracks (core/export.h), on the harts' axis.
+ * carries the Go runtime's tracks (core/export/export.h), on the harts' axis.
  *
  * Where the data comes from. folded, pprof and sampled speedscope are made
  * from the stored result (result.h). The time-keeping exports (evented

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "oob_mem.h"
+#include "util/oob_mem.h"
 
 enum { SIDE_NONE = 0, SIDE_USER = 1, SIDE_KERNEL = 2 };
 

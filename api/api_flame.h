@@ -38,8 +38,8 @@
 
 #include <jansson.h>
 
-#include "oob_err.h"
-#include "profile.h"
+#include "util/oob_err.h"
+#include "profile/profile.h"
 
 #define API_FLAME_MAX_DEPTH 1024
 

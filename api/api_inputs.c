@@ -6,11 +6,11 @@
 #include <sys/stat.h>
 
 #include "api_json.h"
-#include "gotrace.h"
-#include "oob_log.h"
-#include "oob_mem.h"
-#include "sym.h"
-#include "trace.h"
+#include "go/gotrace.h"
+#include "util/oob_log.h"
+#include "util/oob_mem.h"
+#include "sym/sym.h"
+#include "trace/trace.h"
 
 enum { UP_BINARY, UP_TRACE };
 

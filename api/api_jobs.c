@@ -11,8 +11,8 @@
 #include "api_timeline.h"
 #include "api_json.h"
 #include "jobspec.h"
-#include "profile_json.h"
-#include "oob_log.h"
+#include "profile/profile_json.h"
+#include "util/oob_log.h"
 #include "worker.h"
 
 static int refuse(struct http_req *r, struct oob_err *e)

@@ -15,7 +15,7 @@
 
 #include "catalog.h"
 #include "job.h"
-#include "oob_err.h"
+#include "util/oob_err.h"
 
 json_t *api_json_binary(const struct catalog_binary *b);
 json_t *api_json_trace(const struct catalog_trace *t);

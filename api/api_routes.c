@@ -14,8 +14,8 @@
 #include "api_jobs.h"
 #include "api_timeline.h"
 #include "api_static.h"
-#include "oob_log.h"
-#include "oob_mem.h"
+#include "util/oob_log.h"
+#include "util/oob_mem.h"
 
 #ifndef OOB_VERSION
 #define OOB_VERSION "unknown"

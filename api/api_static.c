@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "oob_log.h"
-#include "oob_mem.h"
+#include "util/oob_log.h"
+#include "util/oob_mem.h"
 
 #define MAX_FILES 4096
 #define MAX_DEPTH 4

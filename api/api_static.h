@@ -15,7 +15,7 @@
 #define OOB_API_STATIC_H
 
 #include "http.h"
-#include "oob_err.h"
+#include "util/oob_err.h"
 
 struct api_static;
 

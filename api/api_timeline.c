@@ -7,10 +7,10 @@
 #include "api_events.h"
 #include "api_json.h"
 #include "jobspec.h"
-#include "oob_mem.h"
-#include "timeline.h"
-#include "timeline_go.h"
-#include "timeline_json.h"
+#include "util/oob_mem.h"
+#include "timeline/timeline.h"
+#include "timeline/timeline_go.h"
+#include "timeline/timeline_json.h"
 #include "worker.h"
 
 static int window_args(struct http_req *r, struct timeline_opts *o, struct oob_err *e)

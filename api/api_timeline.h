@@ -3,7 +3,7 @@
  * (api_events.h) and its Go trace.
  *
  * GET /api/v1/jobs/{id}/timeline?from=&to=&min_duration=&tracks=&hart=
- *   The document of core/timeline_json.h: per-hart (process, user|kernel)
+ *   The document of core/timeline/timeline_json.h: per-hart (process, user|kernel)
  *   intervals and, for a job with a "go_trace", the Go goroutine, P, M and
  *   GC tracks mapped onto the same axis. from/to bound the window (axis
  *   units: cycles, else the record index); intervals shorter than
@@ -24,7 +24,7 @@
 
 #include "api_flame.h"
 #include "api_routes.h"
-#include "timeline_go.h"
+#include "timeline/timeline_go.h"
 
 #define API_TIMELINE_MAX_INTERVALS 1000000
 

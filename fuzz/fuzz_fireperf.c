@@ -2,8 +2,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fireperf.h"
-#include "in.h"
+#include "trace/fireperf.h"
+#include "util/in.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

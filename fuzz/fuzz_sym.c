@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "oob_log.h"
-#include "sym.h"
+#include "util/oob_log.h"
+#include "sym/sym.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

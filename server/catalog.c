@@ -9,8 +9,8 @@
 
 #include <sqlite3.h>
 
-#include "oob_log.h"
-#include "oob_mem.h"
+#include "util/oob_log.h"
+#include "util/oob_mem.h"
 
 struct catalog {
 	sqlite3 *db;

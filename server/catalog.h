@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "oob_err.h"
+#include "util/oob_err.h"
 
 #define CATALOG_NAME_MAX       128
 #define CATALOG_SPEC_MAX       8192

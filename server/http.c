@@ -11,8 +11,8 @@
 
 #include <microhttpd.h>
 
-#include "oob_log.h"
-#include "oob_mem.h"
+#include "util/oob_log.h"
+#include "util/oob_mem.h"
 
 #define MAX_HEADERS 8
 

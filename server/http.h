@@ -30,7 +30,7 @@
 
 #include <jansson.h>
 
-#include "oob_err.h"
+#include "util/oob_err.h"
 
 enum http_body { HTTP_BODY_NONE = 0, HTTP_BODY_BUFFER = 1, HTTP_BODY_STREAM = 2 };
 

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "oob_log.h"
-#include "oob_mem.h"
+#include "util/oob_log.h"
+#include "util/oob_mem.h"
 
 struct qitem {
 	int64_t id;

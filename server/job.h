@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "oob_err.h"
+#include "util/oob_err.h"
 
 enum { JOB_STOP_CANCEL = 1, JOB_STOP_SHUTDOWN = 2 };
 

@@ -34,10 +34,10 @@
 #include <jansson.h>
 
 #include "catalog.h"
-#include "oob_err.h"
-#include "profile.h"
-#include "recon.h"
-#include "trace.h"
+#include "util/oob_err.h"
+#include "profile/profile.h"
+#include "recon/recon.h"
+#include "trace/trace.h"
 
 #define JOBSPEC_MAX_BINARIES 64
 #define JOBSPEC_MAX_TRACES   64

@@ -23,7 +23,7 @@
 #include "http.h"
 #include "job.h"
 #include "jobproc.h"
-#include "oob_log.h"
+#include "util/oob_log.h"
 #include "settings.h"
 #include "store.h"
 #include "upload.h"

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "oob_mem.h"
-#include "profile_json.h"
+#include "util/oob_mem.h"
+#include "profile/profile_json.h"
 
 /* A loaded result is a core profile (so folded stacks and function tables
  * come from the same code as the CLI's) plus what only the server keeps. */

@@ -34,8 +34,8 @@
 
 #include <jansson.h>
 
-#include "oob_err.h"
-#include "profile.h"
+#include "util/oob_err.h"
+#include "profile/profile.h"
 
 #define RESULT_VERSION 1
 

@@ -14,8 +14,8 @@
 #include <limits.h>
 #include <stdint.h>
 
-#include "oob_err.h"
-#include "oob_log.h"
+#include "util/oob_err.h"
+#include "util/oob_log.h"
 
 #define SETTINGS_PATH_MAX 1024
 

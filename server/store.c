@@ -12,8 +12,8 @@
 #include <nettle/base16.h>
 #include <nettle/sha2.h>
 
-#include "oob_log.h"
-#include "oob_mem.h"
+#include "util/oob_log.h"
+#include "util/oob_mem.h"
 
 #define WBUF_SIZE (1u << 20)
 

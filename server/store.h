@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "oob_err.h"
+#include "util/oob_err.h"
 
 #define STORE_SHA256_HEX 65 /* 64 hex digits + NUL */
 #define STORE_REL_MAX	 128

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "oob_mem.h"
+#include "util/oob_mem.h"
 
 struct stream {
 	int64_t id;

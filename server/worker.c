@@ -10,13 +10,13 @@
 #include <unistd.h>
 
 #include "jobspec.h"
-#include "oob_log.h"
-#include "oob_mem.h"
-#include "recon.h"
-#include "profile_json.h"
+#include "util/oob_log.h"
+#include "util/oob_mem.h"
+#include "recon/recon.h"
+#include "profile/profile_json.h"
 #include "result.h"
-#include "timeline_go.h"
-#include "trace_merge.h"
+#include "timeline/timeline_go.h"
+#include "trace/trace_merge.h"
 
 /* Everything one run of one job needs, on the worker's stack. */
 struct run {

@@ -14,9 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "oob_mem.h"
-#include "trace.h"
-#include "trace_write.h"
+#include "util/oob_mem.h"
+#include "trace/trace.h"
+#include "trace/trace_write.h"
 
 static double now(void)
 {

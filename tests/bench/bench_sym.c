@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "sym.h"
+#include "sym/sym.h"
 
 static double now(void)
 {

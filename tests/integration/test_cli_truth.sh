@@ -71,7 +71,7 @@ else
 	fail "plugin output is deterministic" "second run of recursion differs ($w/again.*)"
 fi
 
-# 3. The oobt traces (written by core/trace_write.c inside the plugin) decode,
+# 3. The oobt traces (written by core/trace/trace_write.c inside the plugin) decode,
 # with an independent Python decoder written from docs/formats/OOBT.md, to exactly
 # the plugin's text output, and for every program to the plugin's histogram.
 dec=$OOB_SRCDIR/tests/tools/oobt-decode.py

@@ -23,7 +23,7 @@
 #    binary: the workloads are linked at distinct addresses, so a pc alone
 #    says which program ran it.
 # No registers and no satp: oobprof follows the tasks through __switch_to
-# (core/park.h): each task keeps its stack while parked, new tasks start at
+# (core/tasks/park.h): each task keeps its stack while parked, new tasks start at
 # ret_from_fork / ret_from_kernel_thread, pids are counted from alloc_pid()
 # calls, exec'd programs are named by the binary that runs. The process tree
 # is checked against what init printed: pids that a pc-only trace cannot

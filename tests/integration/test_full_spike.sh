@@ -180,7 +180,7 @@ check("pc-only binary identification", m["source"] == "matched" and wrong * 1000
       (dict(per_bin), {k: v for k, v in got_bin.items() if v}, wrong, total,
        100.0 * (total - wrong) / total))
 
-# pc only, with tasks followed through __switch_to (core/park.h): each
+# pc only, with tasks followed through __switch_to (core/tasks/park.h): each
 # process's user instructions, named by the program it ran last, as the log's
 # address spaces give them (the process that exec'd ran two). The trace starts
 # after boot, so pids and parents cannot be counted: only the split is checked.

@@ -31,7 +31,7 @@ SYSROOT=${SYSROOT:-/usr/riscv64-linux-gnu}
 QEMU=${QEMU:-qemu-riscv64}
 PLUGIN=$out/oobtrace.so
 # What the plugin needs from core/ to write oobt (docs/formats/OOBT.md lists them).
-WRITER_SRCS=${WRITER_SRCS:-"core/trace_write.c core/oobt.c core/oob_err.c core/oob_log.c core/oob_mem.c"}
+WRITER_SRCS=${WRITER_SRCS:-"core/trace/trace_write.c core/trace/oobt.c core/util/oob_err.c core/util/oob_log.c core/util/oob_mem.c"}
 status=0
 
 fail() {
@@ -62,7 +62,7 @@ build_plugin() {
 	for f in $WRITER_SRCS; do
 		srcs="$srcs $src/$f"
 	done
-	newer "$PLUGIN" $srcs $src/core/*.h || return 0
+	newer "$PLUGIN" $srcs $src/core/*/*.h || return 0
 	# shellcheck disable=SC2086
 	gcc -std=c11 -D_GNU_SOURCE -O2 -shared -fPIC -fvisibility=hidden -Wall -Wextra -Werror \
 		-I"$src/core" ${OOB_BUILDDIR:+-I"$OOB_BUILDDIR"} -o "$PLUGIN.tmp" $srcs -llz4 -pthread &&

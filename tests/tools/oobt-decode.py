@@ -5,7 +5,7 @@
                          digits for a compressed instruction, else 8), the
                          same lines as the QEMU plugin's text=FILE output
 
-It shares no code with core/oobt.c: it checks that the C writer follows the
+It shares no code with core/trace/oobt.c: it checks that the C writer follows the
 written format. Needs python3 and the lz4 command (for the LZ4-framed body).
 Exit status 2 with a message on malformed input.
 """

@@ -6,7 +6,7 @@
  *   qemu-riscv64 -plugin ./oobtrace.so,out=F.oobt,hist=F.hist,text=F.txt prog
  *
  *   out=FILE   oobprof's native trace (pc + instruction bits), written through
- *              core/trace_write.h. Each guest thread (QEMU vCPU index) is one
+ *              core/trace/trace_write.h. Each guest thread (QEMU vCPU index) is one
  *              hart; records are in ONE global order, so the record index is a
  *              common time axis for all threads (what an alignment with a Go
  *              execution trace needs).
@@ -27,7 +27,7 @@
  *
  * The histogram path (sites, counts, hist=) uses plain libc and no oobprof
  * code, so that the ground truth cannot inherit an oobprof bug; only out=
- * goes through core/trace_write.c.
+ * goes through core/trace/trace_write.c.
  *
  * Threads: QEMU user mode runs each guest thread on its own host thread, and
  * the callback runs before its instruction executes. Once the guest has more
@@ -44,10 +44,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "oob_err.h"
-#include "oob_log.h"
-#include "trace.h"
-#include "trace_write.h"
+#include "util/oob_err.h"
+#include "util/oob_log.h"
+#include "trace/trace.h"
+#include "trace/trace_write.h"
 
 /* ---- QEMU plugin API v1 (QEMU 7.2) ---- */
 typedef uint64_t qemu_plugin_id_t;
@@ -213,7 +213,7 @@ static inline void record(struct site *s)
 }
 
 /* Any vCPU, once the guest may have several threads. A batch holds records of
- * one hart (core/trace.h), so a change of vCPU ends it. */
+ * one hart (core/trace/trace.h), so a change of vCPU ends it. */
 static __attribute__((noinline)) void on_exec_threaded(unsigned int vcpu, struct site *s)
 {
 	int locked = atomic_load_explicit(&g.threaded, memory_order_relaxed);

@@ -12,7 +12,7 @@
 #define SERVER_TESTPROF_H
 
 #include "oobtest.h"
-#include "recon.h"
+#include "recon/recon.h"
 
 static inline struct profile *testprof_mixed(const char **elf_out)
 {

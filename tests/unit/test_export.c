@@ -13,10 +13,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "evlog.h"
-#include "export.h"
+#include "recon/evlog.h"
+#include "export/export.h"
 #include "oobtest.h"
-#include "recon.h"
+#include "recon/recon.h"
 
 /* ---- running real traces ---- */
 

@@ -7,8 +7,8 @@
 #include <errno.h>
 #include <math.h>
 
-#include "goclock.h"
-#include "gotrace.h"
+#include "go/goclock.h"
+#include "go/gotrace.h"
 #include "oobtest.h"
 
 static void line_anchors(struct goclock_anchor *a, size_t n, double slope, double icpt, uint64_t x0,

@@ -9,8 +9,8 @@
 #include <errno.h>
 #include <inttypes.h>
 
-#include "gotrace.h"
-#include "oob_mem.h"
+#include "go/gotrace.h"
+#include "util/oob_mem.h"
 #include "oobtest.h"
 
 #define FIX "fixtures/go-traces/"

@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "in.h"
-#include "oob_mem.h"
+#include "util/in.h"
+#include "util/oob_mem.h"
 #include "oobtest.h"
 
 static void *slurp(const char *path, size_t *n)

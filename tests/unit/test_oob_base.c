@@ -1,6 +1,6 @@
-#include "oob_err.h"
-#include "oob_log.h"
-#include "oob_mem.h"
+#include "util/oob_err.h"
+#include "util/oob_log.h"
+#include "util/oob_mem.h"
 #include "oobtest.h"
 
 static void err_set_and_prefix(void)

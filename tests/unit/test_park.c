@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frame.h"
+#include "profile/frame.h"
 #include "oobtest.h"
-#include "park.h"
+#include "tasks/park.h"
 
 enum { F_USER = 100, F_MARK, F_SCHEDULE, F_SCHED, F_WAIT, F_READ, F_IDLE };
 #define SWITCH 7u /* stands for the __switch_to frame */

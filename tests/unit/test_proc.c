@@ -3,9 +3,9 @@
  * on batches shaped like a Spike log's. */
 #include <stdlib.h>
 
-#include "frame.h"
+#include "profile/frame.h"
 #include "oobtest.h"
-#include "proc.h"
+#include "tasks/proc.h"
 
 static struct sym_binary *vmlinux(void)
 {

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 
 #include "oobtest.h"
-#include "profile.h"
-#include "profile_json.h"
+#include "profile/profile.h"
+#include "profile/profile_json.h"
 
 /* root -> main -> fib -> fib, and main -> odd;name (';' in a name) */
 static struct profile *tree(void)

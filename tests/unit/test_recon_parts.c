@@ -1,10 +1,10 @@
 /* The reconstruction's data structures: hash map, frame interning, CCT,
  * shadow stack. Checked against naive reference implementations. */
-#include "cct.h"
-#include "frame.h"
-#include "oob_map.h"
+#include "profile/cct.h"
+#include "profile/frame.h"
+#include "util/oob_map.h"
 #include "oobtest.h"
-#include "stack.h"
+#include "flow/stack.h"
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next_rand(void)

@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "oobtest.h"
-#include "rv.h"
-#include "sym.h"
+#include "sym/rv.h"
+#include "sym/sym.h"
 
 #define OBJDUMP "riscv64-linux-gnu-objdump"
 

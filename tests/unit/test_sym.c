@@ -17,10 +17,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "oob_log.h"
+#include "util/oob_log.h"
 #include "oobtest.h"
-#include "rv.h"
-#include "sym.h"
+#include "sym/rv.h"
+#include "sym/sym.h"
 
 #define CROSS "riscv64-linux-gnu-"
 

@@ -4,12 +4,12 @@
  * integration tests check against the log itself. */
 #include <errno.h>
 
-#include "evlog.h"
+#include "recon/evlog.h"
 #include "oobtest.h"
-#include "profile.h"
-#include "recon.h"
-#include "timeline.h"
-#include "timeline_json.h"
+#include "profile/profile.h"
+#include "recon/recon.h"
+#include "timeline/timeline.h"
+#include "timeline/timeline_json.h"
 
 static void merger_keeps_long_spans_and_bounds_short_ones(void)
 {

@@ -5,12 +5,12 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "fireperf.h"
-#include "oob_mem.h"
-#include "oobt.h"
+#include "trace/fireperf.h"
+#include "util/oob_mem.h"
+#include "trace/oobt.h"
 #include "oobtest.h"
-#include "trace.h"
-#include "trace_write.h"
+#include "trace/trace.h"
+#include "trace/trace_write.h"
 
 #define FNV0 0xcbf29ce484222325ull
 #define FNVP 0x100000001b3ull

@@ -3,10 +3,10 @@
  * independently of the merge's cutting of batches. */
 #include <errno.h>
 
-#include "oob_mem.h"
+#include "util/oob_mem.h"
 #include "oobtest.h"
-#include "trace_merge.h"
-#include "trace_write.h"
+#include "trace/trace_merge.h"
+#include "trace/trace_write.h"
 
 /* One record as the test made it. */
 struct rec {

@@ -1,0 +1,781 @@
+/*
+ * oobprof: the command line face of the core (DESIGN.md 5). The forms below
+ * are a contract used by the server, the tests and people's scripts:
+ *
+ *   oobprof fold    [options] TRACE...   folded stacks on stdout
+ *   oobprof top     [options] TRACE...   per-function table (--json for JSON)
+ *   oobprof stats   [options] TRACE...   counts and throughput
+ *   oobprof convert --to oobt|tracerv-bin TRACE -o OUT
+ *   oobprof export  --to speedscope|perfetto|pprof|folded [options] TRACE... -o OUT
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "recon/evlog.h"
+#include "export/export.h"
+#include "cli_go.h"
+#include "util/oob_err.h"
+#include "util/oob_log.h"
+#include "util/oob_mem.h"
+#include "profile/profile.h"
+#include "profile/profile_json.h"
+#include "recon/recon.h"
+#include "timeline/timeline.h"
+#include "timeline/timeline_go.h"
+#include "timeline/timeline_json.h"
+#include "trace/trace.h"
+#include "trace/trace_write.h"
+
+struct cli {
+	struct recon_opts ro;
+	struct recon_elf *elfs;
+	size_t nelfs, cap_elfs;
+	const char **maps;
+	size_t nmaps, cap_maps;
+	enum profile_metric metric;
+	int metric_set;
+	int annotate, json;
+	const char *to; /* convert: a trace format; export: an export format */
+	const char *out;
+	int per_hart; /* convert: OUT-C<n> for each hart n */
+	struct export_opts ex;
+	uint64_t max_events;
+	const char *name;
+	/* fold, top: a time window; timeline: the window and its tracks */
+	int windowed;
+	struct timeline_opts win;
+	unsigned tracks;
+	const char *gotrace;
+	int have_go_clock;
+	double go_hz, go_offset;
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: oobprof fold|top|stats|processes [options] TRACE...\n"
+	      "       oobprof timeline [options] [--gotrace F [--go-clock HZ[:OFF]]] TRACE...\n"
+	      "       oobprof convert --to oobt|tracerv-bin [--per-hart] TRACE -o OUT\n"
+	      "       oobprof export --to speedscope|perfetto|pprof|folded [options] TRACE... -o "
+	      "OUT\n"
+	      "options:\n"
+	      "  --format F            trace format (auto, tracerv-bin, tracerv-text, fireperf,\n"
+	      "                        spike, qemu, oobt); default: detect from content\n"
+	      "  --elf PATH[@BASE]     an ELF (program, library, vmlinux); BASE = run-time\n"
+	      "                        address of its lowest segment (PIE, shared libraries)\n"
+	      "  --map perf-PID.map    JIT symbol map\n"
+	      "  --metric M            instructions (default), cycles or calls\n"
+	      "  --annotate            fold: add _[k] to kernel frames\n"
+	      "  --inline              add inlined functions as frames\n"
+	      "  --json                top: JSON output\n"
+	      "  --events F            sideband process events (JSON Lines)\n"
+	      "  --tasks auto|satp     tell processes apart by sideband events, else the\n"
+	      "                        kernel's own functions (auto), or by address space\n"
+	      "                        (satp writes in the trace)\n"
+	      "  --hart N              hart of a single-hart trace file (default 0)\n"
+	      "  --per-hart            convert: one file per hart, OUT-C0, OUT-C1 ... (as\n"
+	      "                        FireSim names them); without cycles in TRACE, a\n"
+	      "                        record's index in the whole trace is its cycle\n"
+	      "  --tracerv-width N     TracerV binary: retire width (default: detect)\n"
+	      "  --tracerv-words N     TracerV binary: 64-bit words per record\n"
+	      "  --tracerv-valid-bit N TracerV binary: valid bit, 40 or 63\n"
+	      "  --max-insns N         stop after N instructions\n"
+	      "  --max-depth N         keep at most N frames per stack (default 1048576;\n"
+	      "                        deeper pushes are dropped, counted as repairs_depth)\n"
+	      "  --window FROM:TO      fold, top, timeline: only [FROM, TO) of the trace's time\n"
+	      "                        axis (cycles, else the record index; TO empty: the end)\n"
+	      "timeline options (JSON of per-hart intervals and Go tracks):\n"
+	      "  --min-duration D      merge intervals shorter than D (axis units)\n"
+	      "  --tracks LIST         harts,goroutines,procs,threads,gc (default: all)\n"
+	      "  --gotrace F           a Go execution trace of the same run\n"
+	      "  --go-clock HZ[:OFF]   its clock: trace time units per second and the trace\n"
+	      "                        time of Go tick 0 (default: fitted, see gotrace --align)\n"
+	      "export options (OUT may be - for stdout):\n"
+	      "  --clock-hz HZ         speedscope, perfetto: cycles per second; times in ns\n"
+	      "  --min-duration NS     perfetto: leave out frames shorter than NS ns (without\n"
+	      "                        --clock-hz, 1 ns stands for one cycle or instruction)\n"
+	      "  --max-events N        speedscope: sampled form above N stack events\n"
+	      "                        (default 5000000; 0: no bound)\n"
+	      "  --sampled             speedscope: sampled form (weights per stack)\n"
+	      "  --name NAME           the profile's name (default: the trace's file name)\n"
+	      "  --gotrace F           perfetto: add a Go execution trace of the run (its clock:\n"
+	      "                        --go-clock, or fitted as for `oobprof timeline`)\n"
+	      "  --metric M            speedscope, perfetto: time in cycles (default when the\n"
+	      "                        trace has them) or instructions; folded: the weight;\n"
+	      "                        pprof: the default sample type\n"
+	      "  --log-level L         error, warn (default), info, debug\n",
+	      f);
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (errno || end == s || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int add_elf(struct cli *c, char *arg)
+{
+	char *at = strrchr(arg, '@');
+	struct recon_elf e = {.path = arg, .base = RECON_BASE_LINK};
+	if (at) {
+		*at = '\0';
+		if (parse_u64(at + 1, &e.base) < 0) {
+			fprintf(stderr, "oobprof: --elf %s@%s: bad base address\n", arg, at + 1);
+			return -EINVAL;
+		}
+	}
+	oob_xgrow((void **)&c->elfs, &c->cap_elfs, c->nelfs + 1, sizeof(*c->elfs));
+	c->elfs[c->nelfs++] = e;
+	return 0;
+}
+
+enum {
+	OPT_FORMAT = 256,
+	OPT_ELF,
+	OPT_MAP,
+	OPT_METRIC,
+	OPT_ANNOTATE,
+	OPT_INLINE,
+	OPT_JSON,
+	OPT_EVENTS,
+	OPT_HART,
+	OPT_TV_WIDTH,
+	OPT_TV_WORDS,
+	OPT_TV_VALID,
+	OPT_MAX,
+	OPT_MAX_DEPTH,
+	OPT_TO,
+	OPT_LOG,
+	OPT_CLOCK,
+	OPT_MIN_DUR,
+	OPT_MAX_EVENTS,
+	OPT_SAMPLED,
+	OPT_NAME,
+	OPT_WINDOW,
+	OPT_TRACKS,
+	OPT_GOTRACE,
+	OPT_GOCLOCK,
+	OPT_TASKS,
+	OPT_PER_HART,
+};
+
+static const struct option long_opts[] = {
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"elf", required_argument, NULL, OPT_ELF},
+    {"map", required_argument, NULL, OPT_MAP},
+    {"metric", required_argument, NULL, OPT_METRIC},
+    {"annotate", no_argument, NULL, OPT_ANNOTATE},
+    {"inline", no_argument, NULL, OPT_INLINE},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"events", required_argument, NULL, OPT_EVENTS},
+    {"hart", required_argument, NULL, OPT_HART},
+    {"tracerv-width", required_argument, NULL, OPT_TV_WIDTH},
+    {"tracerv-words", required_argument, NULL, OPT_TV_WORDS},
+    {"tracerv-valid-bit", required_argument, NULL, OPT_TV_VALID},
+    {"max-insns", required_argument, NULL, OPT_MAX},
+    {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
+    {"to", required_argument, NULL, OPT_TO},
+    {"log-level", required_argument, NULL, OPT_LOG},
+    {"clock-hz", required_argument, NULL, OPT_CLOCK},
+    {"min-duration", required_argument, NULL, OPT_MIN_DUR},
+    {"max-events", required_argument, NULL, OPT_MAX_EVENTS},
+    {"sampled", no_argument, NULL, OPT_SAMPLED},
+    {"name", required_argument, NULL, OPT_NAME},
+    {"window", required_argument, NULL, OPT_WINDOW},
+    {"tracks", required_argument, NULL, OPT_TRACKS},
+    {"gotrace", required_argument, NULL, OPT_GOTRACE},
+    {"go-clock", required_argument, NULL, OPT_GOCLOCK},
+    {"tasks", required_argument, NULL, OPT_TASKS},
+    {"per-hart", no_argument, NULL, OPT_PER_HART},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static int bad_value(const char *opt, const char *val)
+{
+	fprintf(stderr, "oobprof: %s: bad value '%s'\n", opt, val);
+	return -EINVAL;
+}
+
+static int parse_number_opt(const char *name, const char *val, unsigned max, unsigned *out)
+{
+	uint64_t v;
+	if (parse_u64(val, &v) < 0 || v > max)
+		return bad_value(name, val);
+	*out = (unsigned)v;
+	return 0;
+}
+
+/* "A:B" into two numbers (B may be empty: 0); "HZ[:OFF]" likewise. */
+static int parse_pair(const char *opt, char *val, int (*num)(const char *, void *), void *a,
+		      void *b)
+{
+	char *colon = strchr(val, ':');
+	if (colon)
+		*colon = '\0';
+	int bad = num(val, a) < 0 || (colon && colon[1] && num(colon + 1, b) < 0);
+	if (colon)
+		*colon = ':';
+	return bad ? bad_value(opt, val) : 0;
+}
+
+static int u64_num(const char *s, void *out)
+{
+	return parse_u64(s, out);
+}
+
+static int double_num(const char *s, void *out)
+{
+	char *end;
+	*(double *)out = strtod(s, &end);
+	return end == s || *end ? -EINVAL : 0;
+}
+
+static int parse_timeline_opt(struct cli *c, int opt, char *val)
+{
+	struct oob_err err = {0};
+	switch (opt) {
+	case OPT_WINDOW:
+		c->windowed = 1;
+		return parse_pair("--window", val, u64_num, &c->win.from, &c->win.to);
+	case OPT_TRACKS:
+		if (timeline_tracks_parse(val, &c->tracks, &err) < 0)
+			fprintf(stderr, "oobprof: --tracks: %s\n", err.msg);
+		return err.code;
+	case OPT_GOTRACE:
+		c->gotrace = val;
+		return 0;
+	default: /* OPT_GOCLOCK */
+		c->have_go_clock = 1;
+		return parse_pair("--go-clock", val, double_num, &c->go_hz, &c->go_offset);
+	}
+}
+
+static int parse_opt(struct cli *c, int opt, char *val)
+{
+	struct trace_opts *t = &c->ro.trace;
+	unsigned u;
+	enum oob_log_level lvl;
+	switch (opt) {
+	case OPT_FORMAT:
+		return trace_format_parse(val, &t->format) < 0 ? bad_value("--format", val) : 0;
+	case OPT_ELF:
+		return add_elf(c, val);
+	case OPT_MAP:
+		oob_xgrow((void **)&c->maps, &c->cap_maps, c->nmaps + 1, sizeof(*c->maps));
+		c->maps[c->nmaps++] = val;
+		return 0;
+	case OPT_METRIC:
+		c->metric_set = 1;
+		return profile_metric_parse(val, &c->metric) < 0 ? bad_value("--metric", val) : 0;
+	case OPT_ANNOTATE:
+		c->annotate = 1;
+		return 0;
+	case OPT_INLINE:
+		c->ro.inline_frames = 1;
+		return 0;
+	case OPT_JSON:
+		c->json = 1;
+		return 0;
+	case OPT_EVENTS:
+		c->ro.events_path = val;
+		return 0;
+	case OPT_TASKS:
+		return recon_tasks_parse(val, &c->ro.tasks) < 0 ? bad_value("--tasks", val) : 0;
+	case OPT_HART:
+		if (parse_number_opt("--hart", val, 65535, &u) < 0)
+			return -EINVAL;
+		t->hart = (uint16_t)u;
+		return 0;
+	case OPT_TV_WIDTH:
+		return parse_number_opt("--tracerv-width", val, 64, &t->tracerv.width);
+	case OPT_TV_WORDS:
+		return parse_number_opt("--tracerv-words", val, 64, &t->tracerv.words);
+	case OPT_TV_VALID:
+		return parse_number_opt("--tracerv-valid-bit", val, 63, &t->tracerv.valid_bit);
+	case OPT_MAX:
+		return parse_u64(val, &c->ro.max_insns) < 0 ? bad_value("--max-insns", val) : 0;
+	case OPT_MAX_DEPTH:
+		return parse_number_opt("--max-depth", val, UINT32_MAX, &c->ro.max_depth) < 0 ||
+			       !c->ro.max_depth
+			   ? bad_value("--max-depth", val)
+			   : 0;
+	case OPT_TO:
+		c->to = val;
+		return 0;
+	case OPT_PER_HART:
+		c->per_hart = 1;
+		return 0;
+	case OPT_CLOCK:
+		return parse_u64(val, &c->ex.clock_hz) < 0 || !c->ex.clock_hz
+			   ? bad_value("--clock-hz", val)
+			   : 0;
+	case OPT_MIN_DUR:
+		return parse_u64(val, &c->ex.min_duration) < 0 ? bad_value("--min-duration", val)
+							       : 0;
+	case OPT_MAX_EVENTS:
+		return parse_u64(val, &c->max_events) < 0 ? bad_value("--max-events", val) : 0;
+	case OPT_SAMPLED:
+		c->ex.sampled = 1;
+		return 0;
+	case OPT_NAME:
+		c->name = val;
+		return 0;
+	case OPT_WINDOW:
+	case OPT_TRACKS:
+	case OPT_GOTRACE:
+	case OPT_GOCLOCK:
+		return parse_timeline_opt(c, opt, val);
+	case OPT_LOG:
+		if (oob_log_parse_level(val, &lvl) < 0)
+			return bad_value("--log-level", val);
+		oob_log_set_level(lvl);
+		return 0;
+	case 'o':
+		c->out = val;
+		return 0;
+	case 'h':
+		usage(stdout);
+		exit(0);
+	default:
+		usage(stderr);
+		return -EINVAL;
+	}
+}
+
+static int parse_args(struct cli *c, int argc, char **argv)
+{
+	int opt;
+	optind = 2; /* argv[1] is the command */
+	while ((opt = getopt_long(argc, argv, "o:h", long_opts, NULL)) != -1)
+		if (parse_opt(c, opt, optarg) < 0)
+			return -EINVAL;
+	if (optind >= argc) {
+		fputs("oobprof: no trace given\n", stderr);
+		usage(stderr);
+		return -EINVAL;
+	}
+	c->ro.elfs = c->elfs;
+	c->ro.nelfs = c->nelfs;
+	c->ro.perfmaps = c->maps;
+	c->ro.nperfmaps = c->nmaps;
+	return 0;
+}
+
+/* The profile of --window, cut from the stack events of the run that made p
+ * (replaces p). */
+static struct profile *window_of(struct cli *c, struct profile *p, struct evlog *log,
+				 struct oob_err *err)
+{
+	struct profile *w = NULL;
+	if (evlog_finish(log, err) == 0)
+		timeline_profile(log, p, -1, c->win.from, c->win.to, &w, err);
+	profile_free(p);
+	return w;
+}
+
+static struct profile *reconstruct(struct cli *c, int argc, char **argv)
+{
+	struct profile *p;
+	struct oob_err err = {0};
+	struct evlog *log = NULL;
+	if (c->windowed && !c->ro.on_event) {
+		if (!(log = evlog_new(NULL, 0, &err))) {
+			fprintf(stderr, "oobprof: %s\n", err.msg);
+			return NULL;
+		}
+		c->ro.on_event = evlog_record;
+		c->ro.event_ctx = log;
+	}
+	int rc = recon_run(&c->ro, (const char *const *)argv + optind, (size_t)(argc - optind), &p,
+			   &err);
+	if (rc == 0 && log)
+		p = window_of(c, p, log, &err);
+	evlog_free(log);
+	if (rc < 0 || !p) {
+		fprintf(stderr, "oobprof: %s\n", err.msg);
+		return NULL;
+	}
+	/* FirePerf logs have cycles only: make them the default metric there. */
+	if (!c->metric_set && profile_stats(p)->instructions == 0 && profile_has_cycles(p))
+		c->metric = PROFILE_CYCLES;
+	return p;
+}
+
+static int cmd_fold(struct cli *c, int argc, char **argv)
+{
+	struct profile *p = reconstruct(c, argc, argv);
+	if (!p)
+		return 1;
+	int rc = profile_write_folded(p, stdout, c->metric, c->annotate);
+	profile_free(p);
+	return rc < 0 || fflush(stdout) ? 1 : 0;
+}
+
+static double ipc(uint64_t insns, uint64_t cycles)
+{
+	return cycles ? (double)insns / (double)cycles : 0.0;
+}
+
+static json_t *func_json(const struct profile *p, const struct profile_func *f)
+{
+	const struct profile_frame *fr = profile_frame(p, f->frame);
+	return json_pack("{s:s, s:s?, s:s?, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:f}", "name",
+			 fr->name, "binary", fr->binary, "file", fr->file, "line",
+			 (json_int_t)fr->line, "addr", (json_int_t)fr->addr, "kind",
+			 profile_frame_kind_name(fr->kind), "calls", (json_int_t)f->calls,
+			 "self_instructions", (json_int_t)f->self_insns, "total_instructions",
+			 (json_int_t)f->total_insns, "self_cycles", (json_int_t)f->self_cycles,
+			 "total_cycles", (json_int_t)f->total_cycles, "ipc",
+			 ipc(f->total_insns, f->total_cycles));
+}
+
+static int top_json(const struct profile *p, const struct profile_func *v, size_t n)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, func_json(p, &v[i]));
+	json_t *root = json_pack("{s:o, s:o}", "functions", arr, "stats",
+				 profile_stats_json(profile_stats(p)));
+	int rc = json_dumpf(root, stdout, JSON_INDENT(1)) < 0 ? -EIO : 0;
+	putchar('\n');
+	json_decref(root);
+	return rc;
+}
+
+static void top_text(const struct profile *p, const struct profile_func *v, size_t n)
+{
+	printf("%12s %14s %14s %14s %14s %6s  %s\n", "calls", "self_insns", "total_insns",
+	       "self_cycles", "total_cycles", "ipc", "function");
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_func *f = &v[i];
+		printf("%12" PRIu64 " %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %14" PRIu64
+		       " %6.3f  %s\n",
+		       f->calls, f->self_insns, f->total_insns, f->self_cycles, f->total_cycles,
+		       ipc(f->total_insns, f->total_cycles), profile_frame(p, f->frame)->name);
+	}
+}
+
+static int cmd_top(struct cli *c, int argc, char **argv)
+{
+	struct profile *p = reconstruct(c, argc, argv);
+	if (!p)
+		return 1;
+	struct profile_func *v;
+	size_t n = profile_functions(p, c->metric, &v);
+	int rc = 0;
+	if (c->json)
+		rc = top_json(p, v, n);
+	else
+		top_text(p, v, n);
+	free(v);
+	profile_free(p);
+	return rc < 0 || fflush(stdout) ? 1 : 0;
+}
+
+static int cmd_stats(struct cli *c, int argc, char **argv)
+{
+	struct profile *p = reconstruct(c, argc, argv);
+	if (!p)
+		return 1;
+	const struct profile_stats *s = profile_stats(p);
+	json_t *j = profile_stats_json(s);
+	const char *key;
+	json_t *val;
+	json_object_foreach(j, key, val)
+	{
+		char *txt = json_dumps(val, JSON_ENCODE_ANY);
+		printf("%s: %s\n", key, txt);
+		free(txt);
+	}
+	json_decref(j);
+	printf("nodes: %zu\nframes: %zu\n", profile_nnodes(p), profile_nframes(p));
+	printf("minstr_per_s: %.1f\n",
+	       s->seconds > 0 ? (double)s->instructions / s->seconds / 1e6 : 0.0);
+	profile_free(p);
+	return fflush(stdout) ? 1 : 0;
+}
+
+static int cmd_processes(struct cli *c, int argc, char **argv)
+{
+	struct profile *p = reconstruct(c, argc, argv);
+	if (!p)
+		return 1;
+	json_t *root = profile_processes_json(p);
+	int rc = json_dumpf(root, stdout, JSON_INDENT(1)) < 0 ? -EIO : 0;
+	putchar('\n');
+	json_decref(root);
+	profile_free(p);
+	return rc < 0 || fflush(stdout) ? 1 : 0;
+}
+
+/* The writers of a conversion: one, or with --per-hart one per hart seen. */
+struct outs {
+	const struct cli *c;
+	struct trace_write_opts wo;
+	struct trace_writer **w;
+	size_t n, cap;
+};
+
+static struct trace_writer *out_for(struct outs *o, uint16_t hart, struct oob_err *err)
+{
+	size_t k = o->c->per_hart ? hart : 0;
+	if (k >= o->n) {
+		oob_xgrow((void **)&o->w, &o->cap, k + 1, sizeof(*o->w));
+		memset(o->w + o->n, 0, (k + 1 - o->n) * sizeof(*o->w));
+		o->n = k + 1;
+	}
+	if (!o->w[k]) {
+		char path[4096];
+		snprintf(path, sizeof(path), o->c->per_hart ? "%s-C%u" : "%s", o->c->out,
+			 (unsigned)hart);
+		o->w[k] = trace_writer_open(path, &o->wo, err);
+	}
+	return o->w[k];
+}
+
+static int outs_close(struct outs *o, int rc, struct oob_err *err)
+{
+	for (size_t k = 0; k < o->n; k++) {
+		if (o->w[k] && rc < 0)
+			trace_writer_abort(o->w[k]);
+		else if (o->w[k])
+			rc = trace_writer_close(o->w[k], err);
+	}
+	free(o->w);
+	return rc;
+}
+
+static int convert(const char *in, const struct cli *c, enum trace_format to, struct oob_err *err)
+{
+	struct trace_reader *r = trace_open(in, &c->ro.trace, err);
+	if (!r)
+		return err->code;
+	struct outs o = {.c = c, .wo = {.format = to, .fields = trace_reader_fields(r)}};
+	/* One file per hart keeps the trace's one time axis: without cycles, a
+	 * record's index in the whole trace becomes its cycle. */
+	uint64_t *index = NULL;
+	if (c->per_hart && !(o.wo.fields & TRACE_F_CYCLE)) {
+		o.wo.fields |= TRACE_F_CYCLE;
+		index = oob_xmalloc(TRACE_BATCH_MAX * sizeof(*index));
+	}
+	const struct trace_batch *b;
+	int rc;
+	while ((rc = trace_next(r, &b, err)) > 0) {
+		struct trace_batch timed = *b;
+		if (index) {
+			for (uint32_t i = 0; i < b->n; i++)
+				index[i] = b->seq + i;
+			timed.cycle = index;
+		}
+		struct trace_writer *w = out_for(&o, b->hart, err);
+		if (!w || (rc = trace_writer_put(w, &timed, err)) < 0) {
+			rc = w ? rc : err->code;
+			break;
+		}
+	}
+	free(index);
+	if (rc == 0 && !o.n && !out_for(&o, 0, err)) /* an empty trace: an empty file */
+		rc = err->code;
+	rc = outs_close(&o, rc, err);
+	trace_close(r);
+	return rc;
+}
+
+static int cmd_convert(struct cli *c, int argc, char **argv)
+{
+	struct oob_err err = {0};
+	enum trace_format to = TRACE_FMT_AUTO;
+	if (c->to && trace_format_parse(c->to, &to) < 0) {
+		bad_value("--to", c->to);
+		return 2;
+	}
+	if (!c->out || to == TRACE_FMT_AUTO || argc - optind != 1) {
+		fputs("oobprof convert: needs --to FORMAT, -o OUT and one TRACE\n", stderr);
+		return 2;
+	}
+	if (c->per_hart && !strcmp(c->out, "-")) {
+		fputs("oobprof convert: --per-hart writes files: -o names them\n", stderr);
+		return 2;
+	}
+	if (convert(argv[optind], c, to, &err) < 0) {
+		fprintf(stderr, "oobprof: %s: %s\n", argv[optind], err.msg);
+		return 1;
+	}
+	return 0;
+}
+
+/* Time-keeping exports count cycles when the trace has them; the others
+ * weigh as `oobprof fold` does. */
+static void export_metric(struct cli *c, const struct profile *p)
+{
+	c->ex.metric = c->metric;
+	if (!c->metric_set && export_wants_events(&c->ex) && profile_has_cycles(p))
+		c->ex.metric = PROFILE_CYCLES;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+static int write_export(struct cli *c, const struct profile *p, struct evlog *log,
+			struct oob_err *err)
+{
+	int to_stdout = !strcmp(c->out, "-");
+	FILE *f = to_stdout ? stdout : fopen(c->out, "wb");
+	if (!f)
+		return oob_err_set(err, -errno, "%s: %s", c->out, strerror(errno));
+	int rc = export_write(p, log, &c->ex, f, err);
+	if (!to_stdout && fclose(f) != 0 && rc == 0)
+		rc = oob_err_set(err, -EIO, "%s: %s", c->out, strerror(errno));
+	if (rc < 0 && !to_stdout)
+		unlink(c->out);
+	return rc;
+}
+
+/* The Go trace of --gotrace and its clock against the instruction traces
+ * (argv from optind); 0, or 1 after printing why. */
+static int go_overlay(struct cli *c, int argc, char **argv, struct gotrace **gt,
+		      struct timeline_go *go, json_t **desc)
+{
+	struct oob_err err = {0};
+	struct timeline_go_req q = {.insn = {(const char *const *)argv + optind,
+					     (size_t)(argc - optind), c->ro.trace, NULL},
+				    .elfs = c->elfs,
+				    .nelfs = c->nelfs,
+				    .have_hz = c->have_go_clock,
+				    .hz = c->go_hz,
+				    .offset = c->go_offset};
+	if (!(*gt = gotrace_open(c->gotrace, NULL, &err)) ||
+	    timeline_go_clock(*gt, &q, &go->clock, desc, &err) < 0) {
+		fprintf(stderr, "oobprof timeline: %s\n", err.msg);
+		return 1;
+	}
+	go->trace = *gt;
+	go->clock_json = *desc;
+	return 0;
+}
+
+static int cmd_export(struct cli *c, int argc, char **argv)
+{
+	struct oob_err err = {0};
+	struct evlog *log = NULL;
+	if (!c->to || export_format_parse(c->to, &c->ex.format) < 0 || !c->out) {
+		fputs("oobprof export: needs --to speedscope|perfetto|pprof|folded and -o OUT\n",
+		      stderr);
+		return 2;
+	}
+	c->ex.annotate = c->annotate;
+	c->ex.name = c->name ? c->name : base_name(argv[optind]);
+	c->ex.max_events = c->max_events;
+	if (export_wants_events(&c->ex)) {
+		/* One event past the bound is enough to know speedscope falls back. */
+		uint64_t cap =
+		    c->ex.format == EXPORT_SPEEDSCOPE && c->max_events ? c->max_events + 1 : 0;
+		if (!(log = evlog_new(NULL, cap, &err))) {
+			fprintf(stderr, "oobprof: %s\n", err.msg);
+			return 1;
+		}
+		c->ro.on_event = evlog_record;
+		c->ro.event_ctx = log;
+	}
+	struct profile *p = reconstruct(c, argc, argv);
+	struct gotrace *gt = NULL;
+	struct timeline_go go = {0};
+	json_t *desc = NULL;
+	int rc = p ? 0 : 1;
+	if (rc == 0 && c->gotrace && c->ex.format == EXPORT_PERFETTO &&
+	    (rc = go_overlay(c, argc, argv, &gt, &go, &desc)) == 0)
+		c->ex.go = &go;
+	if (rc == 0) {
+		export_metric(c, p);
+		if ((log && evlog_finish(log, &err) < 0) || write_export(c, p, log, &err) < 0) {
+			fprintf(stderr, "oobprof export: %s\n", err.msg);
+			rc = 1;
+		}
+	}
+	json_decref(desc);
+	gotrace_free(gt);
+	profile_free(p);
+	evlog_free(log);
+	return rc;
+}
+
+static int cmd_timeline(struct cli *c, int argc, char **argv)
+{
+	struct oob_err err = {0};
+	struct timeline *t = NULL;
+	struct gotrace *gt = NULL;
+	struct timeline_go go = {0};
+	json_t *desc = NULL;
+	struct evlog *log = evlog_new(NULL, 0, &err);
+	c->win.hart = -1;
+	c->win.min_dur = c->ex.min_duration;
+	c->ro.on_event = evlog_record;
+	c->ro.event_ctx = log;
+	c->windowed = 0; /* the run's whole profile; the window cuts intervals */
+	struct profile *p = log ? reconstruct(c, argc, argv) : NULL;
+	int rc = p ? 0 : 1;
+	if (rc == 0 &&
+	    (evlog_finish(log, &err) < 0 || timeline_harts(log, p, &c->win, &t, &err) < 0)) {
+		fprintf(stderr, "oobprof timeline: %s\n", err.msg);
+		rc = 1;
+	}
+	if (rc == 0 && c->gotrace)
+		rc = go_overlay(c, argc, argv, &gt, &go, &desc);
+	if (rc == 0) {
+		json_t *j = timeline_json(t, p, c->gotrace ? &go : NULL, &c->win,
+					  c->tracks ? c->tracks : TIMELINE_T_ALL);
+		rc = json_dumpf(j, stdout, JSON_COMPACT) < 0 || puts("") < 0;
+		json_decref(j);
+	}
+	json_decref(desc);
+	gotrace_free(gt);
+	timeline_free(t);
+	profile_free(p);
+	evlog_free(log);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(struct cli *, int, char **);
+	} cmds[] = {{"fold", cmd_fold},		  {"top", cmd_top},	    {"stats", cmd_stats},
+		    {"processes", cmd_processes}, {"convert", cmd_convert}, {"export", cmd_export},
+		    {"timeline", cmd_timeline}};
+	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO, .max_events = 5000000};
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "gotrace") == 0)
+		return cli_gotrace(argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strcmp(argv[1], cmds[i].name) != 0)
+			continue;
+		int rc = parse_args(&c, argc, argv) < 0 ? 2 : cmds[i].fn(&c, argc, argv);
+		free(c.elfs);
+		free(c.maps);
+		return rc;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "oobprof: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

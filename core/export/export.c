@@ -1,0 +1,147 @@
+#include "config.h"
+
+#include "export/export.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/export_impl.h"
+#include "util/oob_mem.h"
+
+static const struct {
+	const char *name, *ctype, *suffix;
+} formats[] = {
+    [EXPORT_SPEEDSCOPE] = {"speedscope", "application/json", ".speedscope.json"},
+    [EXPORT_PERFETTO] = {"perfetto", "application/json", ".trace.json"},
+    [EXPORT_PPROF] = {"pprof", "application/octet-stream", ".pb.gz"},
+    [EXPORT_FOLDED] = {"folded", "text/plain; charset=utf-8", ".folded.txt"},
+};
+
+#define NFORMATS (sizeof(formats) / sizeof(formats[0]))
+
+int export_format_parse(const char *s, enum export_format *out)
+{
+	for (size_t i = 0; i < NFORMATS; i++) {
+		if (!strcmp(s, formats[i].name)) {
+			*out = (enum export_format)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *export_format_name(enum export_format f)
+{
+	return formats[f].name;
+}
+
+const char *export_content_type(enum export_format f)
+{
+	return formats[f].ctype;
+}
+
+const char *export_file_suffix(enum export_format f)
+{
+	return formats[f].suffix;
+}
+
+int export_wants_events(const struct export_opts *o)
+{
+	return o->format == EXPORT_PERFETTO || (o->format == EXPORT_SPEEDSCOPE && !o->sampled);
+}
+
+const char *export_tool_name(void)
+{
+	return "oobprof " PACKAGE_VERSION;
+}
+
+/* ---- shared helpers ---- */
+
+int export_clock_init(struct export_clock *c, const struct profile *p, const struct evlog *ev,
+		      const struct export_opts *o, struct oob_err *err)
+{
+	memset(c, 0, sizeof(*c));
+	c->cycles =
+	    o->metric == PROFILE_CYCLES || (o->metric == PROFILE_CALLS && profile_has_cycles(p));
+	if (o->go && o->format == EXPORT_PERFETTO) /* the axis the Go clock maps to */
+		c->cycles = profile_has_cycles(p);
+	if (c->cycles && !profile_has_cycles(p))
+		return oob_err_set(err, -EINVAL, "export: this trace has no cycle counts");
+	if (o->clock_hz && !c->cycles)
+		return oob_err_set(err, -EINVAL,
+				   "export: a clock rate converts cycles, but this export keeps "
+				   "time in instructions (%s)",
+				   profile_has_cycles(p) ? "choose the cycles metric"
+							 : "the trace has no cycle counts");
+	c->hz = o->clock_hz;
+	c->seq = !c->cycles && o->go && o->format == EXPORT_PERFETTO;
+	c->t0 = c->seq ? 0 : UINT64_MAX; /* records count from the trace's start */
+	for (unsigned h = 0; ev && h < evlog_nharts(ev); h++) {
+		struct evlog_hart s = evlog_hart(ev, h);
+		uint64_t t = c->cycles ? s.first_cycle : s.first_insn;
+		if (s.events && t < c->t0)
+			c->t0 = t;
+	}
+	if (c->t0 == UINT64_MAX)
+		c->t0 = 0;
+	return 0;
+}
+
+uint64_t export_clock_time(const struct export_clock *c, const struct recon_event *ev)
+{
+	return export_clock_axis(c, c->cycles ? ev->cycle : c->seq ? ev->seq : ev->insn);
+}
+
+uint64_t export_clock_axis(const struct export_clock *c, uint64_t t)
+{
+	t = t > c->t0 ? t - c->t0 : 0;
+	if (!c->hz)
+		return t;
+	return (uint64_t)((unsigned __int128)t * 1000000000u / c->hz);
+}
+
+void export_json_str(FILE *f, const char *s)
+{
+	json_t *j = json_string(s);
+	if (!j) { /* not UTF-8: keep ASCII, mark the rest */
+		char *copy = oob_xstrdup(s);
+		for (char *c = copy; *c; c++)
+			if ((unsigned char)*c >= 0x80)
+				*c = '?';
+		j = json_string(copy);
+		free(copy);
+	}
+	json_dumpf(j, f, JSON_ENCODE_ANY);
+	json_decref(j);
+}
+
+/* ---- the entry point ---- */
+
+int export_write(const struct profile *p, struct evlog *ev, const struct export_opts *o, FILE *out,
+		 struct oob_err *err)
+{
+	int rc;
+	switch (o->format) {
+	case EXPORT_SPEEDSCOPE:
+		rc = export_speedscope(p, ev, o, out, err);
+		break;
+	case EXPORT_PERFETTO:
+		rc = export_perfetto(p, ev, o, out, err);
+		break;
+	case EXPORT_PPROF:
+		rc = export_pprof(p, o, out, err);
+		break;
+	case EXPORT_FOLDED:
+		rc = profile_write_folded(p, out, o->metric, o->annotate);
+		if (rc < 0)
+			oob_err_set(err, rc, "export: writing folded stacks failed");
+		break;
+	default:
+		return oob_err_set(err, -EINVAL, "export: unknown format %d", (int)o->format);
+	}
+	if (rc == 0 && (fflush(out) != 0 || ferror(out)))
+		rc =
+		    oob_err_set(err, -EIO, "export %s: write error", export_format_name(o->format));
+	return rc;
+}

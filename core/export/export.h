@@ -1,0 +1,93 @@
+/*
+ * export: a profile (and, for the formats that keep time, the stack events
+ * of the same reconstruction, evlog.h) written in the formats other tools
+ * read. Every export is exact: its totals equal the profile's (`oobprof top`
+ * and `oobprof fold` print the same numbers).
+ *
+ * speedscope  speedscope's file format (https://www.speedscope.app/
+ *             file-format-schema.json). With events: one evented profile per
+ *             hart, every frame opened and closed where the trace did it,
+ *             "at" in the trace's unit (cycles, else instructions; unit
+ *             "none", the unit said in the profile's name) or in nanoseconds
+ *             when clock_hz is given; values are rebased to the earliest
+ *             event. Without events, or with more than max_events of them, or
+ *             when sampled is set: the sampled form, one profile per metric
+ *             (the chosen one first), each calling context a sample weighted
+ *             by its self count.
+ * perfetto    Chrome Trace Event JSON (Perfetto, chrome://tracing, speedscope):
+ *             {"traceEvents": [...]}, pid 1, one tid per hart (tid = hart + 1)
+ *             named by "M" metadata events, "B"/"E" pairs properly nested per
+ *             tid, ts in microseconds printed from integer nanoseconds
+ *             (one cycle or instruction = 1 ns without clock_hz), rebased to
+ *             the trace start. min_duration (in those ns) drops frames shorter
+ *             than it, and so all their callees, keeping multi-GB traces'
+ *             exports small. With a Go trace (go): pid 2 "Go runtime",
+ *             one tid per P, M and goroutine and one for GC/STW, "X" events
+ *             for their state intervals mapped by the clock model; the
+ *             harts' time is then the global record index when the trace
+ *             has no cycles (the axis the model maps to, common to all
+ *             harts). Needs events. The file name should not end in
+ *             .chrome.json: speedscope reads that as a DevTools timeline.
+ * pprof       gzipped profile.proto (github.com/google/pprof/proto): sample
+ *             types instructions, cycles (when the trace has them) and calls,
+ *             all "count"; one sample per calling context, locations leaf
+ *             first, one location and function per frame; the default sample
+ *             type is the chosen metric. Written by a small encoder here,
+ *             compressed with zlib.
+ * folded      Brendan Gregg's folded stacks, as profile_write_folded: ';' in
+ *             names becomes ':', annotate adds _[k] to kernel frames.
+ *
+ * Functions are reentrant: different exports may run on different threads.
+ */
+#ifndef OOB_EXPORT_H
+#define OOB_EXPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "recon/evlog.h"
+#include "util/oob_err.h"
+#include "profile/profile.h"
+#include "timeline/timeline_go.h"
+
+enum export_format { EXPORT_SPEEDSCOPE = 0, EXPORT_PERFETTO, EXPORT_PPROF, EXPORT_FOLDED };
+
+struct export_opts {
+	enum export_format format;
+	/* Weight of folded and sampled exports, the pprof default sample type,
+	 * and the time base of evented ones (cycles or instructions; calls
+	 * falls back to cycles when the trace has them, else instructions). */
+	enum profile_metric metric;
+	int annotate;	       /* folded: _[k] on kernel frames */
+	uint64_t clock_hz;     /* cycles per second: times in ns (needs cycles); 0: none */
+	uint64_t min_duration; /* perfetto: drop frames shorter than this (ns) */
+	uint64_t max_events;   /* speedscope: sampled form above this; 0: no bound */
+	int sampled;	       /* speedscope: the sampled form even with events */
+	const char *name;      /* the profile's name (e.g. the trace's); NULL: "oobprof" */
+	/* perfetto: a Go execution trace of the same run and its clock model,
+	 * written as a second process (NULL: none). Without cycles its times
+	 * are in records, so the harts' are too (see below). */
+	const struct timeline_go *go;
+};
+
+/* Parses "speedscope", "perfetto", "pprof", "folded"; -EINVAL otherwise. */
+int export_format_parse(const char *s, enum export_format *out);
+const char *export_format_name(enum export_format f);
+/* MIME type of the output. */
+const char *export_content_type(enum export_format f);
+/* The file name suffix to use (".speedscope.json", ".trace.json", ".pb.gz",
+ * ".folded.txt"). */
+const char *export_file_suffix(enum export_format f);
+/* 1 if this export would read stack events (evented speedscope, perfetto). */
+int export_wants_events(const struct export_opts *o);
+
+/*
+ * Writes p (and ev, which may be NULL where the format does not need it) to
+ * out. ev must come from the same reconstruction as p: its frame ids are p's.
+ * Returns 0; -EINVAL (perfetto without events, clock_hz without cycles, a
+ * damaged event log), -EFBIG (perfetto from a capped log), -EIO (writing).
+ */
+int export_write(const struct profile *p, struct evlog *ev, const struct export_opts *o, FILE *out,
+		 struct oob_err *err);
+
+#endif

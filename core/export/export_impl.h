@@ -1,0 +1,49 @@
+/*
+ * What the export writers (export_*.c) share. Not a public header.
+ */
+#ifndef OOB_EXPORT_IMPL_H
+#define OOB_EXPORT_IMPL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "recon/evlog.h"
+#include "export/export.h"
+#include "profile/profile.h"
+
+/* How an event's stamp becomes an output time: which stamp, the origin, and
+ * the conversion to nanoseconds (hz = 0: none). */
+struct export_clock {
+	int cycles;
+	int seq; /* no cycles: the global record index instead of the hart's count */
+	uint64_t hz;
+	uint64_t t0;
+};
+
+/* Chooses the stamp and origin for p and ev under o. -EINVAL when clock_hz is
+ * given but the trace has no cycles. */
+int export_clock_init(struct export_clock *c, const struct profile *p, const struct evlog *ev,
+		      const struct export_opts *o, struct oob_err *err);
+/* The event's time: rebased, converted, never below 0. */
+uint64_t export_clock_time(const struct export_clock *c, const struct recon_event *ev);
+/* The same for a time on the trace's axis (cycles, or records when seq). */
+uint64_t export_clock_axis(const struct export_clock *c, uint64_t t);
+
+/* Writes s as a JSON string (escaped by jansson; bytes that are not UTF-8
+ * become '?'). */
+void export_json_str(FILE *f, const char *s);
+/* The exporter's name for the file's "exporter" fields. */
+const char *export_tool_name(void);
+
+int export_speedscope(const struct profile *p, struct evlog *ev, const struct export_opts *o,
+		      FILE *out, struct oob_err *err);
+int export_perfetto(const struct profile *p, struct evlog *ev, const struct export_opts *o,
+		    FILE *out, struct oob_err *err);
+/* Perfetto: the Go runtime's tracks (pid 2) of go, as ",\n{...}" events;
+ * intervals shorter than min_ns are left out. Returns the events written. */
+uint64_t export_perfetto_go(FILE *f, const struct export_clock *c, const struct timeline_go *go,
+			    uint64_t min_ns);
+int export_pprof(const struct profile *p, const struct export_opts *o, FILE *out,
+		 struct oob_err *err);
+
+#endif

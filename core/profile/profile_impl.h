@@ -1,0 +1,33 @@
+/*
+ * The profile's layout and its builder, shared by recon.c (which builds
+ * profiles from a calling-context tree) and profile.c. Not a public header.
+ */
+#ifndef OOB_PROFILE_IMPL_H
+#define OOB_PROFILE_IMPL_H
+
+#include "profile/cct.h"
+#include "profile/frame.h"
+#include "util/oob_mem.h"
+#include "profile/profile.h"
+#include "sym/sym.h"
+
+struct profile {
+	struct profile_node *nodes;
+	size_t nnodes;
+	struct profile_frame *frames;
+	size_t nframes;
+	struct profile_stats st;
+	int has_cycles;
+	struct profile_process *procs;
+	size_t nprocs;
+	const char *proc_source;
+	uint64_t switches;
+	struct oob_arena *arena; /* frame strings, process data */
+};
+
+/* Symbolizes the frames once, derives totals and child lists. Never NULL. */
+struct profile *profile_build(const struct cct *c, const struct frame_table *ft,
+			      const struct sym_space *const *spaces, size_t nspaces,
+			      const struct profile_stats *st);
+
+#endif

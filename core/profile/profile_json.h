@@ -1,0 +1,31 @@
+/*
+ * profile_json: the JSON shapes of a profile that more than one program
+ * prints or reads (the CLI and the server), so that they cannot drift apart.
+ */
+#ifndef OOB_PROFILE_JSON_H
+#define OOB_PROFILE_JSON_H
+
+#include <jansson.h>
+
+#include "util/oob_err.h"
+#include "profile/profile.h"
+
+/* The reconstruction's counters (profile_stats) as a JSON object. */
+json_t *profile_stats_json(const struct profile_stats *s);
+
+/*
+ * {"processes": [{"pid", "ppid", "comm", "exec": [{"path", "cycle"}],
+ *  "start_cycle", "end_cycle", "instructions": {"user", "kernel"},
+ *  "cycles": {"user", "kernel"}, "children": [pids]}], "switches": N,
+ *  "source": "derived" | null}
+ * Returns a new reference.
+ */
+json_t *profile_processes_json(const struct profile *p);
+
+/* Reads that shape back into p (profile_set_processes). An optional
+ * "frame" per process (the server's stored results carry it) is its root
+ * frame; without it the frame is PROFILE_NONE. -EINVAL naming the first
+ * malformed entry; a NULL doc means no processes. */
+int profile_processes_from_json(struct profile *p, const json_t *doc, struct oob_err *err);
+
+#endif

@@ -1,0 +1,236 @@
+#include "tasks/park.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/oob_mem.h"
+#include "profile/profile.h"
+
+static uint32_t kframe(struct frame_table *ft, const struct sym_binary *k, uint64_t bias,
+		       unsigned kspace, const char *name, uint64_t *entry)
+{
+	uint64_t e = sym_binary_find_func(k, name);
+	if (entry)
+		*entry = e ? e + bias : 0;
+	return e ? frame_func(ft, kspace, e + bias, PROFILE_FRAME_KERNEL) : FRAME_NONE;
+}
+
+void park_init(struct park *pk, struct frame_table *ft, const struct sym_binary *kernel,
+	       uint64_t bias, unsigned kspace)
+{
+	memset(pk, 0, sizeof(*pk));
+	if (!kernel)
+		return;
+	struct park_hooks *h = &pk->hk;
+	h->switch_to = kframe(ft, kernel, bias, kspace, "__switch_to", NULL);
+	h->alloc_pid = kframe(ft, kernel, bias, kspace, "alloc_pid", NULL);
+	h->kernel_thread = kframe(ft, kernel, bias, kspace, "kernel_thread", NULL);
+	h->user_mode_thread = kframe(ft, kernel, bias, kspace, "user_mode_thread", NULL);
+	h->kthreadd = kframe(ft, kernel, bias, kspace, "kthreadd", NULL);
+	h->kthread = kframe(ft, kernel, bias, kspace, "kthread", NULL);
+	h->new_exec = kframe(ft, kernel, bias, kspace, "begin_new_exec", NULL);
+	h->do_exit = kframe(ft, kernel, bias, kspace, "do_exit", NULL);
+	h->schedule = kframe(ft, kernel, bias, kspace, "__schedule", NULL);
+	h->pick_idle = kframe(ft, kernel, bias, kspace, "pick_next_task_idle", NULL);
+	kframe(ft, kernel, bias, kspace, "ret_from_fork", &h->fork_entry);
+	h->kthread_start =
+	    kframe(ft, kernel, bias, kspace, "ret_from_kernel_thread", &h->kthread_entry);
+	pk->enabled = h->switch_to != FRAME_NONE && h->fork_entry;
+}
+
+void park_destroy(struct park *pk)
+{
+	for (size_t k = 0; k < pk->nclones; k++)
+		free(pk->clones[k].user);
+	free(pk->clones);
+	free(pk->parked);
+	memset(pk, 0, sizeof(*pk));
+}
+
+void park_resume_destroy(struct park_resume *rs)
+{
+	free(rs->cands);
+	free(rs->ref);
+	memset(rs, 0, sizeof(*rs));
+}
+
+void park_put(struct park *pk, struct task *t, uint16_t hart)
+{
+	t->hart = hart;
+	if (t->dead)
+		return; /* never resumed: not a candidate, and not scanned again */
+	if (pk->nparked == PARK_MAX) {
+		/* the oldest sleeper stops being a candidate: bounded work per
+		 * switch, whatever the trace */
+		memmove(pk->parked, pk->parked + 1, (pk->nparked - 1) * sizeof(*pk->parked));
+		pk->nparked--;
+		pk->evicted++;
+	}
+	oob_xgrow((void **)&pk->parked, &pk->cap_parked, pk->nparked + 1, sizeof(*pk->parked));
+	pk->parked[pk->nparked++] = t;
+}
+
+void park_take(struct park *pk, const struct task *t)
+{
+	for (size_t k = 0; k < pk->nparked; k++) {
+		if (pk->parked[k] == t) {
+			memmove(pk->parked + k, pk->parked + k + 1,
+				(pk->nparked - k - 1) * sizeof(*pk->parked));
+			pk->nparked--;
+			return;
+		}
+	}
+}
+
+/* Whether parked task t may be what __switch_to returns to at land. */
+static int may_resume(const struct park *pk, struct task *t, uint64_t land)
+{
+	const struct stack_entry *top = t->stk.n ? stack_top(&t->stk) : NULL;
+	return !t->dead && top && top->frame == pk->hk.switch_to && top->ret == land;
+}
+
+static int idle_known(const struct park *pk, uint16_t hart)
+{
+	for (size_t k = 0; k < pk->nparked; k++)
+		if (pk->parked[k]->idle && pk->parked[k]->hart == hart)
+			return 1;
+	return 0;
+}
+
+size_t park_find(struct park *pk, uint64_t land, uint16_t hart, int idle, struct park_resume *rs)
+{
+	int only_idle = idle && idle_known(pk, hart);
+	rs->ncands = 0;
+	for (int here = 1; here >= 0; here--) {
+		for (size_t k = 0; k < pk->nparked; k++) {
+			struct task *t = pk->parked[k];
+			if (!may_resume(pk, t, land) || (t->hart == hart) != here ||
+			    (only_idle ? !t->idle || t->hart != hart
+				       : t->idle && (!idle || t->hart != hart)))
+				continue;
+			oob_xgrow((void **)&rs->cands, &rs->cap_cands, rs->ncands + 1,
+				  sizeof(*rs->cands));
+			rs->cands[rs->ncands++] = t;
+		}
+	}
+	return rs->ncands;
+}
+
+/* The return address at depth d below the top of t's top segment, or
+ * STACK_RET_NONE past its base. */
+static uint64_t ret_at(const struct task *t, uint32_t d)
+{
+	const struct stack *s = &t->stk;
+	return s->n > d && s->n - 1 - d >= stack_segment_base(s) ? s->v[s->n - 1 - d].ret
+								 : STACK_RET_NONE;
+}
+
+void park_guess(struct park_resume *rs, const uint64_t *pc, size_t n)
+{
+	size_t live = rs->ncands;
+	uint32_t d = 1; /* depth 0 is __switch_to, whose return all share */
+	for (size_t j = 0; j < n && live > 1; j++) {
+		size_t keep = 0;
+		for (size_t c = 0; c < live; c++) {
+			if (ret_at(rs->cands[c], d) != pc[j])
+				continue;
+			struct task *t = rs->cands[keep];
+			rs->cands[keep++] = rs->cands[c];
+			rs->cands[c] = t;
+		}
+		if (keep) {
+			live = keep;
+			d++;
+		}
+	}
+}
+
+void park_begin(struct park_resume *rs, const struct stack *s, uint32_t popped)
+{
+	if (s->n > rs->cap_ref) {
+		rs->cap_ref = s->n;
+		rs->ref = oob_xrealloc(rs->ref, rs->cap_ref * sizeof(*rs->ref));
+	}
+	memcpy(rs->ref, s->v, s->n * sizeof(*s->v));
+	rs->nref = s->n;
+	rs->popped = popped;
+	rs->active = 1;
+}
+
+void park_restore(const struct park_resume *rs, struct stack *s)
+{
+	while (s->cap < rs->nref)
+		stack_grow(s);
+	memcpy(s->v, rs->ref, rs->nref * sizeof(*s->v));
+	s->n = rs->nref;
+	stack_rescan_base(s);
+}
+
+int park_same_popped(const struct park_resume *rs, const struct task *t)
+{
+	const struct stack *s = &t->stk;
+	if (s->n <= rs->popped)
+		return 0;
+	for (uint32_t k = 0; k < rs->popped; k++)
+		if (s->v[s->n - 1 - k].frame != rs->ref[rs->nref - 1 - k].frame)
+			return 0;
+	return 1;
+}
+
+static int on_stack(const struct stack *s, uint32_t frame)
+{
+	if (frame == FRAME_NONE)
+		return 0;
+	for (uint32_t k = 0; k < s->n; k++)
+		if (s->v[k].frame == frame)
+			return 1;
+	return 0;
+}
+
+void park_clone_note(struct park *pk, struct task *parent, const struct stack *s)
+{
+	oob_xgrow((void **)&pk->clones, &pk->cap_clones, pk->nclones + 1, sizeof(*pk->clones));
+	struct park_clone *c = &pk->clones[pk->nclones++];
+	memset(c, 0, sizeof(*c));
+	c->pid = pk->from_boot ? ++pk->last_pid : -1;
+	c->parent = parent;
+	c->kind = on_stack(s, pk->hk.kernel_thread)	 ? PARK_KTHREAD
+		  : on_stack(s, pk->hk.user_mode_thread) ? PARK_USER_THREAD
+							 : PARK_FORK;
+	/* the frames between the root and the user trap marker, the marker
+	 * included: what the child returns to in user space */
+	int64_t m = proc_user_marker(s);
+	if (c->kind == PARK_FORK && m > 0) {
+		c->nuser = (uint32_t)m;
+		c->user = oob_xmalloc(c->nuser * sizeof(*c->user));
+		memcpy(c->user, s->v + 1, c->nuser * sizeof(*c->user));
+	}
+}
+
+int park_clone_take(struct park *pk, enum park_kind kind, struct park_clone *out)
+{
+	size_t first = SIZE_MAX, n = 0;
+	int same_parent = 1;
+	for (size_t k = 0; k < pk->nclones; k++) {
+		if (pk->clones[k].kind != kind)
+			continue;
+		if (first == SIZE_MAX)
+			first = k;
+		same_parent &= pk->clones[k].parent == pk->clones[first].parent;
+		n++;
+	}
+	if (!n)
+		return 0;
+	*out = pk->clones[first];
+	if (n > 1 || out->ambiguous) {
+		out->pid = -1;
+		for (size_t k = 0; k < pk->nclones; k++)
+			pk->clones[k].ambiguous |= pk->clones[k].kind == kind;
+	}
+	if (!same_parent)
+		out->parent = NULL;
+	memmove(pk->clones + first, pk->clones + first + 1,
+		(pk->nclones - first - 1) * sizeof(*pk->clones));
+	pk->nclones--;
+	return 1;
+}

@@ -1,0 +1,364 @@
+/* Kept free of the rest of liboobprof (see docs/formats/OOBT.md): the QEMU plugin
+ * compiles this file with oobt.c, oob_err.c and oob_mem.c only. */
+#include "trace/trace_write.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <lz4frame.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/oob_mem.h"
+#include "trace/oobt.h"
+
+enum { OUT_CHUNK = 1 << 20 };
+
+struct trace_writer {
+	struct trace_write_opts o;
+	int fd;
+	char *path, *tmp;
+	int failed;
+	/* output staging: bytes to compress (lz4) or to write */
+	uint8_t *stage;
+	size_t nstage;
+	LZ4F_cctx *cctx;
+	uint8_t *zbuf;
+	size_t zcap;
+	/* oobt */
+	struct oobt_enc *enc;
+	/* tracerv-bin */
+	unsigned width, words, vbit;
+	uint64_t rec[8];
+	unsigned nslots;
+	uint64_t seq;
+	int hart_known;
+	uint16_t hart;
+};
+
+static int write_all(struct trace_writer *w, const uint8_t *p, size_t n, struct oob_err *err)
+{
+	while (n) {
+		ssize_t k = write(w->fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			int e = k < 0 ? errno : EIO;
+			return oob_err_set(err, -e, "writing %s: %s", w->tmp, strerror(e));
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* Sends the staged bytes on: through the LZ4 frame compressor or straight. */
+static int flush_stage(struct trace_writer *w, struct oob_err *err)
+{
+	if (!w->nstage)
+		return 0;
+	int rc;
+	if (w->cctx) {
+		size_t z =
+		    LZ4F_compressUpdate(w->cctx, w->zbuf, w->zcap, w->stage, w->nstage, NULL);
+		if (LZ4F_isError(z))
+			return oob_err_set(err, -EIO, "lz4 compression of %s: %s", w->tmp,
+					   LZ4F_getErrorName(z));
+		rc = write_all(w, w->zbuf, z, err);
+	} else {
+		rc = write_all(w, w->stage, w->nstage, err);
+	}
+	w->nstage = 0;
+	return rc;
+}
+
+static int emit(struct trace_writer *w, const void *p, size_t n, struct oob_err *err)
+{
+	const uint8_t *b = p;
+	while (n) {
+		size_t k = OUT_CHUNK - w->nstage < n ? OUT_CHUNK - w->nstage : n;
+		memcpy(w->stage + w->nstage, b, k);
+		w->nstage += k;
+		b += k;
+		n -= k;
+		if (w->nstage == OUT_CHUNK) {
+			int rc = flush_stage(w, err);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static int start_lz4(struct trace_writer *w, struct oob_err *err)
+{
+	LZ4F_preferences_t prefs;
+	memset(&prefs, 0, sizeof(prefs));
+	prefs.frameInfo.blockSizeID = LZ4F_max4MB;
+	prefs.frameInfo.blockMode = LZ4F_blockLinked;
+	prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+	if (LZ4F_isError(LZ4F_createCompressionContext(&w->cctx, LZ4F_VERSION)))
+		return oob_err_set(err, -ENOMEM, "lz4: cannot create a compression context");
+	w->zcap = LZ4F_compressBound(OUT_CHUNK, &prefs);
+	if (w->zcap < LZ4F_HEADER_SIZE_MAX)
+		w->zcap = LZ4F_HEADER_SIZE_MAX;
+	w->zbuf = oob_xmalloc(w->zcap);
+	size_t z = LZ4F_compressBegin(w->cctx, w->zbuf, w->zcap, &prefs);
+	if (LZ4F_isError(z))
+		return oob_err_set(err, -EIO, "lz4: %s", LZ4F_getErrorName(z));
+	return write_all(w, w->zbuf, z, err);
+}
+
+static int check_opts(struct trace_writer *w, struct oob_err *err)
+{
+	struct trace_write_opts *o = &w->o;
+	if (o->format != TRACE_FMT_OOBT && o->format != TRACE_FMT_TRACERV_BIN)
+		return oob_err_set(err, -ENOTSUP, "trace_write: format %d cannot be written",
+				   (int)o->format);
+	if (!o->clock_num || !o->clock_den)
+		o->clock_num = o->clock_den = 1;
+	if (o->format == TRACE_FMT_OOBT)
+		return 0;
+	w->width = o->tracerv.width ? o->tracerv.width : 1;
+	w->words = o->tracerv.words ? o->tracerv.words : 1 + (w->width > 7 ? 7 : w->width);
+	w->vbit = o->tracerv.valid_bit ? o->tracerv.valid_bit : 63;
+	if (w->width < 1 || w->width > 7 || w->words < 2 || w->words > 8 ||
+	    w->width > w->words - 1 || (w->vbit != 40 && w->vbit != 63))
+		return oob_err_set(
+		    err, -EINVAL, "tracerv-bin: impossible layout width %u, %u words, valid bit %u",
+		    w->width, w->words, w->vbit);
+	return 0;
+}
+
+static int write_header(struct trace_writer *w, struct oob_err *err)
+{
+	struct trace_write_opts *o = &w->o;
+	if (o->format == TRACE_FMT_OOBT) {
+		struct oobt_header h = {
+		    .fields = o->fields & 0x3f,
+		    .clock_num = o->clock_num,
+		    .clock_den = o->clock_den,
+		    .compression = o->oobt_plain ? OOBT_COMP_NONE : OOBT_COMP_LZ4,
+		    .icache_log2 = (uint8_t)oobt_enc_icache_log2(w->enc),
+		    .source_format = (uint16_t)o->source,
+		};
+		uint8_t hb[OOBT_HEADER_SIZE];
+		oobt_header_encode(&h, hb);
+		int rc = write_all(w, hb, sizeof(hb), err);
+		if (rc || o->oobt_plain)
+			return rc;
+		return start_lz4(w, err);
+	}
+	if (o->lz4) {
+		int rc = start_lz4(w, err);
+		if (rc)
+			return rc;
+	}
+	/* The header's m/d is the tile's frequency relative to the base clock,
+	 * the inverse of our tile-to-base cycle ratio. */
+	char line[512];
+	int n = snprintf(
+	    line, sizeof(line),
+	    "# Clock Domain: %s, Relative Frequency: %" PRIu64 "/%" PRIu64 " of Base Clock\n",
+	    o->clock_domain ? o->clock_domain : "baseClock", o->clock_den, o->clock_num);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return oob_err_set(err, -EINVAL, "tracerv-bin: clock domain name too long");
+	return emit(w, line, (size_t)n, err);
+}
+
+/* "-", a pipe or a device: written straight through (no temporary file to
+ * rename over it, no fsync). 1 if so, 0 for a file path, <0 on error. */
+static int open_direct(struct trace_writer *w, const char *path, struct oob_err *err)
+{
+	struct stat st;
+	int dash = strcmp(path, "-") == 0;
+	if (!dash && (stat(path, &st) != 0 || S_ISREG(st.st_mode)))
+		return 0;
+	w->path = oob_xstrdup(path);
+	w->fd = dash ? dup(STDOUT_FILENO) : open(path, O_WRONLY | O_CLOEXEC);
+	if (w->fd < 0) {
+		int e = errno;
+		return oob_err_set(err, -e, "cannot open %s: %s", path, strerror(e));
+	}
+	return 1;
+}
+
+static int open_tmp(struct trace_writer *w, const char *path, struct oob_err *err)
+{
+	int d = open_direct(w, path, err);
+	if (d)
+		return d < 0 ? d : 0;
+	size_t n = strlen(path) + 16;
+	w->path = oob_xstrdup(path);
+	w->tmp = oob_xmalloc(n);
+	snprintf(w->tmp, n, "%s.tmp.XXXXXX", path);
+	w->fd = mkstemp(w->tmp);
+	if (w->fd < 0) {
+		int e = errno;
+		oob_err_set(err, -e, "cannot create %s: %s", w->tmp, strerror(e));
+		free(w->tmp);
+		w->tmp = NULL;
+		return -e;
+	}
+	/* mkstemp makes the file private; a trace is ordinary data. */
+	(void)fchmod(w->fd, 0644);
+	return 0;
+}
+
+struct trace_writer *trace_writer_open(const char *path, const struct trace_write_opts *opts,
+				       struct oob_err *err)
+{
+	struct trace_writer *w = oob_xcalloc(1, sizeof(*w));
+	w->fd = -1;
+	if (opts)
+		w->o = *opts;
+	else
+		w->o.format = TRACE_FMT_OOBT;
+	if (check_opts(w, err) || open_tmp(w, path, err))
+		goto fail;
+	w->stage = oob_xmalloc(OUT_CHUNK);
+	if (w->o.format == TRACE_FMT_OOBT)
+		w->enc = oobt_enc_new(w->o.fields, w->o.oobt_icache_log2);
+	if (write_header(w, err))
+		goto fail;
+	return w;
+fail:
+	trace_writer_abort(w);
+	return NULL;
+}
+
+static int put_oobt(struct trace_writer *w, const struct trace_batch *b, struct oob_err *err)
+{
+	int rc = oobt_enc_put(w->enc, b, err);
+	if (rc)
+		return rc;
+	size_t n;
+	const uint8_t *p = oobt_enc_data(w->enc, &n);
+	if (n < 256 * 1024)
+		return 0;
+	rc = emit(w, p, n, err);
+	oobt_enc_drain(w->enc);
+	return rc;
+}
+
+static int flush_record(struct trace_writer *w, struct oob_err *err)
+{
+	if (!w->nslots)
+		return 0;
+	int rc = emit(w, w->rec, (size_t)w->words * 8, err);
+	memset(w->rec, 0, sizeof(w->rec));
+	w->nslots = 0;
+	return rc;
+}
+
+static int put_tracerv(struct trace_writer *w, const struct trace_batch *b, struct oob_err *err)
+{
+	if (w->hart_known && b->hart != w->hart)
+		return oob_err_set(err, -EINVAL,
+				   "tracerv-bin holds one hart: got hart %u after hart %u (write "
+				   "one file per hart)",
+				   b->hart, w->hart);
+	w->hart_known = 1;
+	w->hart = b->hart;
+	for (uint32_t i = 0; i < b->n; i++, w->seq++) {
+		uint64_t pc = b->pc[i];
+		uint64_t cyc = b->cycle ? b->cycle[i] : b->seq + i;
+		int64_t s = (int64_t)(pc << 24) >> 24;
+		if ((uint64_t)s != pc)
+			return oob_err_set(err, -EINVAL,
+					   "tracerv-bin: pc 0x%" PRIx64 " of record %" PRIu64
+					   " is not a 40-bit address",
+					   pc, w->seq);
+		if (w->nslots && (w->rec[0] != cyc || w->nslots == w->width)) {
+			int rc = flush_record(w, err);
+			if (rc)
+				return rc;
+		}
+		w->rec[0] = cyc;
+		w->rec[1 + w->nslots++] = (pc & ((1ull << 40) - 1)) | 1ull << w->vbit;
+	}
+	return 0;
+}
+
+int trace_writer_put(struct trace_writer *w, const struct trace_batch *b, struct oob_err *err)
+{
+	if (w->failed)
+		return oob_err_set(err, -EINVAL, "trace_write: writer already failed");
+	if (!b->n)
+		return 0;
+	int rc = w->enc ? put_oobt(w, b, err) : put_tracerv(w, b, err);
+	if (rc)
+		w->failed = 1;
+	return rc;
+}
+
+static int finish(struct trace_writer *w, struct oob_err *err)
+{
+	int rc;
+	if (w->enc) {
+		size_t n;
+		oobt_enc_finish(w->enc);
+		const uint8_t *p = oobt_enc_data(w->enc, &n);
+		if ((rc = emit(w, p, n, err)))
+			return rc;
+	} else if ((rc = flush_record(w, err))) {
+		return rc;
+	}
+	if ((rc = flush_stage(w, err)))
+		return rc;
+	if (w->cctx) {
+		size_t z = LZ4F_compressEnd(w->cctx, w->zbuf, w->zcap, NULL);
+		if (LZ4F_isError(z))
+			return oob_err_set(err, -EIO, "lz4: %s", LZ4F_getErrorName(z));
+		if ((rc = write_all(w, w->zbuf, z, err)))
+			return rc;
+	}
+	int e = w->tmp && fsync(w->fd) != 0 ? errno : 0;
+	if (close(w->fd) != 0 && !e)
+		e = errno;
+	w->fd = -1;
+	if (e) {
+		return oob_err_set(err, -e, "flushing %s: %s", w->tmp ? w->tmp : w->path,
+				   strerror(e));
+	}
+	if (w->tmp && rename(w->tmp, w->path) != 0) {
+		e = errno;
+		return oob_err_set(err, -e, "renaming %s to %s: %s", w->tmp, w->path, strerror(e));
+	}
+	free(w->tmp);
+	w->tmp = NULL;
+	return 0;
+}
+
+int trace_writer_close(struct trace_writer *w, struct oob_err *err)
+{
+	if (!w)
+		return 0;
+	int rc = w->failed ? oob_err_set(err, -EINVAL,
+					 "trace_write: writer had failed; %s not "
+					 "written",
+					 w->path)
+			   : finish(w, err);
+	trace_writer_abort(w);
+	return rc;
+}
+
+void trace_writer_abort(struct trace_writer *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0)
+		close(w->fd);
+	if (w->tmp)
+		unlink(w->tmp);
+	LZ4F_freeCompressionContext(w->cctx);
+	oobt_enc_free(w->enc);
+	free(w->zbuf);
+	free(w->stage);
+	free(w->path);
+	free(w->tmp);
+	free(w);
+}

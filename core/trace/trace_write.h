@@ -1,0 +1,56 @@
+/*
+ * trace_write: writing instruction traces, for `oobprof convert` and for the
+ * test tools (the QEMU tracing plugin writes oobt through this API).
+ *
+ * Formats written: oobt (everything a batch carries; docs/formats/OOBT.md) and
+ * tracerv-bin (FireSim output_format 1: pc and cycle only; a record per
+ * instruction, width 1, valid bit 63, with the "# Clock Domain" header line).
+ * Writes go to a temporary file beside path, which trace_writer_close fsyncs
+ * and renames into place: a reader never sees a half-written trace.
+ * Not thread-safe.
+ */
+#ifndef OOB_TRACE_WRITE_H
+#define OOB_TRACE_WRITE_H
+
+#include "util/oob_err.h"
+#include "trace/trace.h"
+
+struct trace_writer;
+
+struct trace_write_opts {
+	enum trace_format format; /* TRACE_FMT_OOBT or TRACE_FMT_TRACERV_BIN */
+	unsigned fields;	  /* TRACE_F_* the input carries (oobt records them) */
+	int lz4;		  /* tracerv-bin only: wrap in an LZ4 frame (oobt always is) */
+	struct trace_tracerv_opts tracerv; /* tracerv-bin layout; 0 = width 1, 2 words, bit 63 */
+	/* Tile-to-base clock ratio as trace_reader_clock_ratio gives it (base
+	 * cycles = cycle * num / den); 0/0 = 1/1. Stored by both formats. */
+	uint64_t clock_num, clock_den;
+	const char *clock_domain;  /* tracerv-bin header's domain name; NULL = "baseClock" */
+	int oobt_plain;		   /* oobt: body not LZ4-framed (benchmarks, debugging) */
+	unsigned oobt_icache_log2; /* oobt: instruction cache slots, log2 (8..24); 0 = 16 */
+	enum trace_format source;  /* oobt: format converted from (informational) */
+};
+
+/* NULL + err if the options are invalid or the temporary file cannot be
+ * created. A file path is written atomically (temporary file, fsync,
+ * rename at close); "-" (stdout), a pipe or a device is written straight
+ * through. The writer owns everything it allocates. */
+struct trace_writer *trace_writer_open(const char *path, const struct trace_write_opts *opts,
+				       struct oob_err *err);
+/* Appends a batch (records of one hart). Negative errno + err on I/O failure
+ * or on a field the format cannot store when it matters: for oobt a priv
+ * above 3 or more than OOBT_X_PER_RECORD extras on one record; for tracerv-bin
+ * a pc that is not a sign-extended 40-bit address, or a second hart (one file
+ * per hart). tracerv-bin packs consecutive records of equal cycle into one
+ * record of `width` slots; without TRACE_F_CYCLE the cycle is the record's
+ * index in the whole trace (b->seq + i), so that one file per hart of a
+ * multi-hart trace keeps its time order (trace_merge.h). After an error the
+ * writer only accepts close/abort. */
+int trace_writer_put(struct trace_writer *w, const struct trace_batch *b, struct oob_err *err);
+/* Flushes, fsyncs and renames into place; frees w. On error the temporary file
+ * is removed. */
+int trace_writer_close(struct trace_writer *w, struct oob_err *err);
+/* Frees w and removes the temporary file (nothing is written). */
+void trace_writer_abort(struct trace_writer *w);
+
+#endif
