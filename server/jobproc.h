@@ -26,7 +26,7 @@
 #define OOB_JOBPROC_H
 
 #include "job.h"
-#include "oob_log.h"
+#include "util/oob_log.h"
 #include "worker.h"
 
 struct jobproc_env {
