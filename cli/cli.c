@@ -107,7 +107,11 @@ static void usage(FILE *f)
 	      "  --metric M            speedscope, perfetto: time in cycles (default when the\n"
 	      "                        trace has them) or instructions; folded: the weight;\n"
 	      "                        pprof: the default sample type\n"
-	      "  --log-level L         error, warn (default), info, debug\n",
+	      "  --log-level L         error, warn (default), info, debug\n"
+	      "  -o OUT                fold, top, stats, processes, timeline: write to OUT\n"
+	      "                        instead of stdout. Every OUT that is a file is\n"
+	      "                        replaced whole on success and left as it was on\n"
+	      "                        failure; -, a pipe or a device is written through\n",
 	      f);
 }
 
@@ -411,11 +415,66 @@ static struct profile *reconstruct(struct cli *c, int argc, char **argv)
 	return p;
 }
 
+/* The one output of -o (see cli_go.h): stdout is moved onto it while the
+ * command prints, and moved back by cli_out_end. */
+static struct {
+	struct out_file f;
+	int saved; /* the real stdout, or -1 */
+	int open;
+} cli_out = {.saved = -1};
+
+int cli_out_begin(const char *path)
+{
+	struct oob_err err = {0};
+	if (!path || cli_out.open)
+		return 0;
+	if (out_file_open(&cli_out.f, path, &err) < 0) {
+		fprintf(stderr, "oobprof: %s\n", err.msg);
+		return -1;
+	}
+	fflush(stdout);
+	if ((cli_out.saved = dup(STDOUT_FILENO)) < 0 || dup2(cli_out.f.fd, STDOUT_FILENO) < 0) {
+		fprintf(stderr, "oobprof: %s: %s\n", path, strerror(errno));
+		if (cli_out.saved >= 0)
+			close(cli_out.saved);
+		cli_out.saved = -1;
+		out_file_abort(&cli_out.f);
+		return -1;
+	}
+	cli_out.open = 1;
+	return 0;
+}
+
+int cli_out_end(int rc)
+{
+	struct oob_err err = {0};
+	if (!cli_out.open)
+		return rc;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "oobprof: writing %s: %s\n", cli_out.f.path, strerror(errno));
+		rc = rc ? rc : 1;
+	}
+	clearerr(stdout);
+	dup2(cli_out.saved, STDOUT_FILENO);
+	close(cli_out.saved);
+	cli_out.saved = -1;
+	cli_out.open = 0;
+	if (rc) {
+		out_file_abort(&cli_out.f);
+	} else if (out_file_commit(&cli_out.f, &err) < 0) {
+		fprintf(stderr, "oobprof: %s\n", err.msg);
+		rc = 1;
+	}
+	return rc;
+}
+
 static int cmd_fold(struct cli *c, int argc, char **argv)
 {
 	struct profile *p = reconstruct(c, argc, argv);
-	if (!p)
+	if (!p || cli_out_begin(c->out) < 0) {
+		profile_free(p);
 		return 1;
+	}
 	int rc = profile_write_folded(p, stdout, c->metric, c->annotate);
 	profile_free(p);
 	return rc < 0 || fflush(stdout) ? 1 : 0;
@@ -468,8 +527,10 @@ static void top_text(const struct profile *p, const struct profile_func *v, size
 static int cmd_top(struct cli *c, int argc, char **argv)
 {
 	struct profile *p = reconstruct(c, argc, argv);
-	if (!p)
+	if (!p || cli_out_begin(c->out) < 0) {
+		profile_free(p);
 		return 1;
+	}
 	struct profile_func *v;
 	size_t n = profile_functions(p, c->metric, &v);
 	int rc = 0;
@@ -485,8 +546,10 @@ static int cmd_top(struct cli *c, int argc, char **argv)
 static int cmd_stats(struct cli *c, int argc, char **argv)
 {
 	struct profile *p = reconstruct(c, argc, argv);
-	if (!p)
+	if (!p || cli_out_begin(c->out) < 0) {
+		profile_free(p);
 		return 1;
+	}
 	const struct profile_stats *s = profile_stats(p);
 	json_t *j = profile_stats_json(s);
 	const char *key;
@@ -508,8 +571,10 @@ static int cmd_stats(struct cli *c, int argc, char **argv)
 static int cmd_processes(struct cli *c, int argc, char **argv)
 {
 	struct profile *p = reconstruct(c, argc, argv);
-	if (!p)
+	if (!p || cli_out_begin(c->out) < 0) {
+		profile_free(p);
 		return 1;
+	}
 	json_t *root = profile_processes_json(p);
 	int rc = json_dumpf(root, stdout, JSON_INDENT(1)) < 0 ? -EIO : 0;
 	putchar('\n');
@@ -629,19 +694,21 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+/* Checked before OUT is opened; written through an out_file (a file is
+ * replaced only when the whole export is written). */
 static int write_export(struct cli *c, const struct profile *p, struct evlog *log,
 			struct oob_err *err)
 {
-	int to_stdout = !strcmp(c->out, "-");
-	FILE *f = to_stdout ? stdout : fopen(c->out, "wb");
-	if (!f)
-		return oob_err_set(err, -errno, "%s: %s", c->out, strerror(errno));
-	int rc = export_write(p, log, &c->ex, f, err);
-	if (!to_stdout && fclose(f) != 0 && rc == 0)
-		rc = oob_err_set(err, -EIO, "%s: %s", c->out, strerror(errno));
-	if (rc < 0 && !to_stdout)
-		unlink(c->out);
-	return rc;
+	struct out_file o;
+	FILE *f;
+	int rc = export_check(p, log, &c->ex, err);
+	if (rc < 0 || (rc = out_file_open(&o, c->out, err)) < 0)
+		return rc;
+	if (!(f = out_file_stream(&o, err)) || (rc = export_write(p, log, &c->ex, f, err)) < 0) {
+		out_file_abort(&o);
+		return rc < 0 ? rc : err->code;
+	}
+	return out_file_commit(&o, err);
 }
 
 /* The Go trace of --gotrace and its clock against the instruction traces
@@ -734,6 +801,8 @@ static int cmd_timeline(struct cli *c, int argc, char **argv)
 	}
 	if (rc == 0 && c->gotrace)
 		rc = go_overlay(c, argc, argv, &gt, &go, &desc);
+	if (rc == 0 && cli_out_begin(c->out) < 0)
+		rc = 1;
 	if (rc == 0) {
 		json_t *j = timeline_json(t, p, c->gotrace ? &go : NULL, &c->win,
 					  c->tracks ? c->tracks : TIMELINE_T_ALL);
@@ -762,11 +831,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (strcmp(argv[1], "gotrace") == 0)
-		return cli_gotrace(argc - 1, argv + 1);
+		return cli_out_end(cli_gotrace(argc - 1, argv + 1));
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (strcmp(argv[1], cmds[i].name) != 0)
 			continue;
-		int rc = parse_args(&c, argc, argv) < 0 ? 2 : cmds[i].fn(&c, argc, argv);
+		int rc =
+		    parse_args(&c, argc, argv) < 0 ? 2 : cli_out_end(cmds[i].fn(&c, argc, argv));
 		free(c.elfs);
 		free(c.maps);
 		return rc;

@@ -16,7 +16,7 @@
 
 struct opts {
 	int json;
-	const char *align[ALIGN_MAX], *elf, *func, *gotrace;
+	const char *align[ALIGN_MAX], *elf, *func, *gotrace, *out;
 	size_t nalign;
 	struct goclock_align_opts ao;
 	struct trace_opts trace;
@@ -38,7 +38,8 @@ static void usage(FILE *f)
 	      "  --tolerance-rel F      ... over F times the anchors' span (default 0.02)\n"
 	      "  --go-clock HZ[:OFF]    check this model (trace clock HZ, offset OFF) instead\n"
 	      "  --format F             instruction trace format (default: detect)\n"
-	      "  --log-level L          error, warn (default), info, debug\n",
+	      "  --log-level L          error, warn (default), info, debug\n"
+	      "  -o OUT                 write to OUT instead of stdout (replaced on success)\n",
 	      f);
 }
 
@@ -373,6 +374,9 @@ static int parse_opt(struct opts *o, int c, char *arg)
 		}
 		fprintf(stderr, "oobprof gotrace: --log-level: bad value '%s'\n", arg);
 		return -1;
+	case 'o':
+		o->out = arg;
+		return 0;
 	default:
 		return -1;
 	}
@@ -395,7 +399,7 @@ static int parse_args(struct opts *o, int argc, char **argv)
 	};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
 			return 1;
@@ -425,6 +429,10 @@ int cli_gotrace(int argc, char **argv)
 	struct gotrace *t = gotrace_open(o.gotrace, NULL, &err);
 	if (!t) {
 		fprintf(stderr, "oobprof gotrace: %s\n", err.msg);
+		return 1;
+	}
+	if (cli_out_begin(o.out) < 0) {
+		gotrace_free(t);
 		return 1;
 	}
 	if (o.nalign) {

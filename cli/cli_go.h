@@ -20,4 +20,12 @@
  * and stderr. Not thread-safe (getopt). */
 int cli_gotrace(int argc, char **argv);
 
+/* -o OUT of every command (cli.c): what the command prints on stdout goes to
+ * OUT through an out_file (trace_write.h). A command calls cli_out_begin once
+ * its inputs are checked, so that a refused command leaves OUT as it was (a
+ * pipe is not even opened), and cli_out_end with its exit status: a regular
+ * file is replaced only on success, never removed. path NULL: stdout stays. */
+int cli_out_begin(const char *path);
+int cli_out_end(int rc);
+
 #endif

@@ -153,15 +153,100 @@ void http_respond_fd(struct http_req *r, unsigned status, const char *ctype, int
 	set_response(r, status, ctype, resp);
 }
 
+/* The length of the well-formed UTF-8 sequence at s (n bytes left): 1..4,
+ * 0 if it is not one (overlong, surrogate, above U+10FFFF, cut short). */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t k = s[0] < 0x80			  ? 1
+		   : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+		   : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+		   : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+						  : 0;
+	if (!k || k > n)
+		return 0;
+	for (size_t i = 1; i < k; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
+		return 0;
+	return k;
+}
+
+static int utf8_valid(const char *s, size_t n)
+{
+	for (size_t i = 0, k; i < n; i += k)
+		if (!(k = utf8_len((const unsigned char *)s + i, n - i)))
+			return 0;
+	return 1;
+}
+
+/* in as valid UTF-8 in out (cap bytes, NUL-terminated): each byte that does
+ * not start a well-formed sequence becomes U+FFFD; never cuts a sequence. */
+static void utf8_clean(const char *in, char *out, size_t cap)
+{
+	size_t n = strlen(in), o = 0;
+	for (size_t i = 0, k; i < n; i += k ? k : 1) {
+		k = utf8_len((const unsigned char *)in + i, n - i);
+		const char *src = k ? in + i : "\xef\xbf\xbd";
+		size_t len = k ? k : 3;
+		if (o + len >= cap)
+			break;
+		memcpy(out + o, src, len);
+		o += len;
+	}
+	out[o] = '\0';
+}
+
+/* Every message is made valid UTF-8 here (jansson refuses anything else):
+ * what a request echoes (a path, a query value) cannot turn a 4xx into a 500. */
 void http_respond_error(struct http_req *r, unsigned status, const char *code, const char *fmt, ...)
 {
-	char msg[1024];
+	char raw[1024], msg[3 * sizeof(raw)];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	utf8_clean(raw, msg, sizeof(msg));
 	json_t *j = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);
 	http_respond_json(r, status, j);
+}
+
+struct arg_check {
+	struct http_req *r;
+	int bad;
+};
+
+static enum MHD_Result check_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+				 size_t key_size, const char *value, size_t value_size)
+{
+	struct arg_check *a = cls;
+	(void)kind;
+	if (!utf8_valid(key, key_size) || (value && !utf8_valid(value, value_size))) {
+		http_respond_error(a->r, 400, "invalid_input",
+				   "query argument %.100s: not valid UTF-8", key);
+		a->bad = 1;
+	} else if (strlen(key) != key_size || (value && strlen(value) != value_size)) {
+		http_respond_error(a->r, 400, "invalid_input",
+				   "query argument %.100s: holds a NUL byte (%%00)", key);
+		a->bad = 1;
+	}
+	return a->bad ? MHD_NO : MHD_YES;
+}
+
+/* Refuses up front (400) a path or a query argument that is not valid UTF-8
+ * or that holds a NUL byte (which would silently cut a name short): 1 if
+ * refused. */
+static int refuse_bad_text(struct http_req *r)
+{
+	struct arg_check a = {r, 0};
+	if (!utf8_valid(r->path, strlen(r->path))) {
+		http_respond_error(r, 400, "invalid_input", "the path is not valid UTF-8: %.200s",
+				   r->path);
+		return 1;
+	}
+	MHD_get_connection_values_n(r->conn, MHD_GET_ARGUMENT_KIND, check_arg, &a);
+	return a.bad;
 }
 
 void http_respond_oob_err(struct http_req *r, const struct oob_err *e)
@@ -227,6 +312,10 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 		r->method = method;
 		r->path = url;
 		*con_cls = r;
+		if (refuse_bad_text(r)) {
+			r->failed = 1; /* no route began: drop any body */
+			return queue(r);
+		}
 		r->mode = s->hooks.begin(s->ctx, r);
 		int64_t len = http_req_content_length(r);
 		if (r->mode == HTTP_BODY_BUFFER && len > (int64_t)s->max_buffered &&

@@ -26,6 +26,7 @@
 #include "util/oob_log.h"
 #include "settings.h"
 #include "store.h"
+#include "trace/trace_write.h"
 #include "upload.h"
 #include "worker.h"
 
@@ -72,14 +73,19 @@ static struct api_static *open_static(const struct settings *cfg)
 	return NULL;
 }
 
+/* Through an out_file (trace_write.h): a file is replaced whole, a pipe is
+ * written to, and nothing we did not create is truncated or removed. */
 static int write_port_file(const char *path, unsigned port)
 {
-	char tmp[1100];
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
-	if (!f || fprintf(f, "%u\n", port) < 0 || fclose(f) != 0)
+	struct out_file o;
+	FILE *f;
+	if (out_file_open(&o, path, NULL) < 0)
 		return -1;
-	return rename(tmp, path);
+	if (!(f = out_file_stream(&o, NULL)) || fprintf(f, "%u\n", port) < 0) {
+		out_file_abort(&o);
+		return -1;
+	}
+	return out_file_commit(&o, NULL);
 }
 
 static int recover_jobs(struct server *s, struct oob_err *err)

@@ -410,7 +410,7 @@ int store_put_file(struct store *s, const char *rel, const void *data, size_t n,
 	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld-%llu", dst, (long)getpid(), k);
 	struct store_writer w = {.s = s, .stream = 1};
 	snprintf(w.abs, sizeof(w.abs), "%s", tmp);
-	w.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	w.fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644); /* ours alone to unlink */
 	if (w.fd < 0)
 		return sys_err(err, "create", tmp);
 	rc = write_all(&w, data, n, err);

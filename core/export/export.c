@@ -118,6 +118,22 @@ void export_json_str(FILE *f, const char *s)
 
 /* ---- the entry point ---- */
 
+int export_check(const struct profile *p, const struct evlog *ev, const struct export_opts *o,
+		 struct oob_err *err)
+{
+	struct export_clock clk;
+	int rc = 0;
+	if ((unsigned)o->format >= NFORMATS)
+		return oob_err_set(err, -EINVAL, "export: unknown format %d", (int)o->format);
+	if (o->format == EXPORT_PERFETTO && !ev)
+		return oob_err_set(err, -EINVAL, "perfetto export: needs the stack events");
+	if (o->format == EXPORT_PERFETTO ||
+	    (o->format == EXPORT_SPEEDSCOPE && export_speedscope_evented(ev, o)))
+		rc = export_clock_init(&clk, p, ev, o, err);
+	return rc < 0 && o->format == EXPORT_SPEEDSCOPE ? oob_err_prefix(err, "speedscope export")
+							: rc;
+}
+
 int export_write(const struct profile *p, struct evlog *ev, const struct export_opts *o, FILE *out,
 		 struct oob_err *err)
 {

@@ -81,6 +81,13 @@ const char *export_file_suffix(enum export_format f);
 /* 1 if this export would read stack events (evented speedscope, perfetto). */
 int export_wants_events(const struct export_opts *o);
 
+/* The checks export_write makes before it writes anything (the format,
+ * perfetto without events, clock_hz without cycles): 0, or -EINVAL + err
+ * as export_write would fail. Lets a caller refuse before opening its
+ * output. */
+int export_check(const struct profile *p, const struct evlog *ev, const struct export_opts *o,
+		 struct oob_err *err);
+
 /*
  * Writes p (and ev, which may be NULL where the format does not need it) to
  * out. ev must come from the same reconstruction as p: its frame ids are p's.

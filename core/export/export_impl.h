@@ -35,6 +35,9 @@ void export_json_str(FILE *f, const char *s);
 /* The exporter's name for the file's "exporter" fields. */
 const char *export_tool_name(void);
 
+/* 1 if speedscope writes the evented form (events, not sampled, within
+ * max_events). */
+int export_speedscope_evented(const struct evlog *ev, const struct export_opts *o);
 int export_speedscope(const struct profile *p, struct evlog *ev, const struct export_opts *o,
 		      FILE *out, struct oob_err *err);
 int export_perfetto(const struct profile *p, struct evlog *ev, const struct export_opts *o,

@@ -147,7 +147,7 @@ static void write_frames(const struct profile *p, int extra, FILE *f)
 	fputs("]}", f);
 }
 
-static int use_events(const struct evlog *ev, const struct export_opts *o)
+int export_speedscope_evented(const struct evlog *ev, const struct export_opts *o)
 {
 	return ev && !o->sampled && !evlog_capped(ev) && evlog_count(ev) > 0 &&
 	       (!o->max_events || evlog_count(ev) <= o->max_events);
@@ -162,7 +162,7 @@ int export_speedscope(const struct profile *p, struct evlog *ev, const struct ex
 	fputs(",\"exporter\":", out);
 	export_json_str(out, export_tool_name());
 	fputs(",\"activeProfileIndex\":0,\"profiles\":[", out);
-	if (use_events(ev, o)) {
+	if (export_speedscope_evented(ev, o)) {
 		rc = write_evented(p, ev, o, out, err);
 	} else {
 		const struct profile_node *root = profile_node(p, 0);

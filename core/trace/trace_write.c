@@ -19,8 +19,7 @@ enum { OUT_CHUNK = 1 << 20 };
 
 struct trace_writer {
 	struct trace_write_opts o;
-	int fd;
-	char *path, *tmp;
+	struct out_file out;
 	int failed;
 	/* output staging: bytes to compress (lz4) or to write */
 	uint8_t *stage;
@@ -39,15 +38,20 @@ struct trace_writer {
 	uint16_t hart;
 };
 
+static const char *out_name(const struct trace_writer *w)
+{
+	return w->out.tmp ? w->out.tmp : w->out.path;
+}
+
 static int write_all(struct trace_writer *w, const uint8_t *p, size_t n, struct oob_err *err)
 {
 	while (n) {
-		ssize_t k = write(w->fd, p, n);
+		ssize_t k = write(w->out.fd, p, n);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0) {
 			int e = k < 0 ? errno : EIO;
-			return oob_err_set(err, -e, "writing %s: %s", w->tmp, strerror(e));
+			return oob_err_set(err, -e, "writing %s: %s", out_name(w), strerror(e));
 		}
 		p += k;
 		n -= (size_t)k;
@@ -65,7 +69,7 @@ static int flush_stage(struct trace_writer *w, struct oob_err *err)
 		size_t z =
 		    LZ4F_compressUpdate(w->cctx, w->zbuf, w->zcap, w->stage, w->nstage, NULL);
 		if (LZ4F_isError(z))
-			return oob_err_set(err, -EIO, "lz4 compression of %s: %s", w->tmp,
+			return oob_err_set(err, -EIO, "lz4 compression of %s: %s", out_name(w),
 					   LZ4F_getErrorName(z));
 		rc = write_all(w, w->zbuf, z, err);
 	} else {
@@ -169,55 +173,140 @@ static int write_header(struct trace_writer *w, struct oob_err *err)
 	return emit(w, line, (size_t)n, err);
 }
 
+/* ---- output files (out_file, trace_write.h) ---- */
+
 /* "-", a pipe or a device: written straight through (no temporary file to
- * rename over it, no fsync). 1 if so, 0 for a file path, <0 on error. */
-static int open_direct(struct trace_writer *w, const char *path, struct oob_err *err)
+ * rename over it, no fsync, never truncated or removed). 1 if so, 0 for a
+ * regular file or a new one, <0 on error. A symbolic link to a regular file
+ * is followed: its target is replaced, the link stays. */
+static int open_direct(struct out_file *o, const char *path, struct stat *st, struct oob_err *err)
 {
-	struct stat st;
 	int dash = strcmp(path, "-") == 0;
-	if (!dash && (stat(path, &st) != 0 || S_ISREG(st.st_mode)))
+	if (!dash && lstat(path, st) == 0 && S_ISLNK(st->st_mode)) {
+		char *real = realpath(path, NULL);
+		if (!real)
+			return oob_err_set(err, errno == ENOENT ? -ENOENT : -errno,
+					   "%s: a symbolic link to nothing: not replaced", path);
+		free(o->path);
+		o->path = oob_xstrdup(real);
+		free(real);
+	}
+	if (!dash && (stat(o->path, st) != 0 || S_ISREG(st->st_mode)))
 		return 0;
-	w->path = oob_xstrdup(path);
-	w->fd = dash ? dup(STDOUT_FILENO) : open(path, O_WRONLY | O_CLOEXEC);
-	if (w->fd < 0) {
+	o->fd = dash ? dup(STDOUT_FILENO) : open(path, O_WRONLY | O_CLOEXEC);
+	if (o->fd < 0) {
 		int e = errno;
 		return oob_err_set(err, -e, "cannot open %s: %s", path, strerror(e));
 	}
 	return 1;
 }
 
-static int open_tmp(struct trace_writer *w, const char *path, struct oob_err *err)
+int out_file_open(struct out_file *o, const char *path, struct oob_err *err)
 {
-	int d = open_direct(w, path, err);
-	if (d)
+	struct stat st = {0};
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	o->path = oob_xstrdup(path);
+	int d = open_direct(o, path, &st, err);
+	if (d) {
+		if (d < 0)
+			out_file_abort(o);
 		return d < 0 ? d : 0;
-	size_t n = strlen(path) + 16;
-	w->path = oob_xstrdup(path);
-	w->tmp = oob_xmalloc(n);
-	snprintf(w->tmp, n, "%s.tmp.XXXXXX", path);
-	w->fd = mkstemp(w->tmp);
-	if (w->fd < 0) {
+	}
+	size_t n = strlen(o->path) + 16;
+	o->tmp = oob_xmalloc(n);
+	snprintf(o->tmp, n, "%s.tmp.XXXXXX", o->path);
+	o->fd = mkstemp(o->tmp);
+	if (o->fd < 0) {
 		int e = errno;
-		oob_err_set(err, -e, "cannot create %s: %s", w->tmp, strerror(e));
-		free(w->tmp);
-		w->tmp = NULL;
+		oob_err_set(err, -e, "cannot create %s: %s", o->tmp, strerror(e));
+		free(o->tmp);
+		o->tmp = NULL;
+		out_file_abort(o);
 		return -e;
 	}
-	/* mkstemp makes the file private; a trace is ordinary data. */
-	(void)fchmod(w->fd, 0644);
+	/* mkstemp makes the file private; the output is ordinary data, and a
+	 * file replaced keeps its mode. */
+	(void)fchmod(o->fd, S_ISREG(st.st_mode) ? st.st_mode & 07777 : 0644);
 	return 0;
+}
+
+FILE *out_file_stream(struct out_file *o, struct oob_err *err)
+{
+	if (!o->f && !(o->f = fdopen(o->fd, "wb"))) {
+		int e = errno;
+		oob_err_set(err, -e, "%s: %s", o->path, strerror(e));
+		return NULL;
+	}
+	return o->f;
+}
+
+/* The folder of path, fsynced so that the rename is durable (best effort). */
+static void sync_dir(const char *path)
+{
+	char *dir = oob_xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir] = '\0';
+	int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)fsync(fd);
+		close(fd);
+	}
+	free(dir);
+}
+
+int out_file_commit(struct out_file *o, struct oob_err *err)
+{
+	int e = 0;
+	if (o->f && (fflush(o->f) != 0 || ferror(o->f)))
+		e = errno ? errno : EIO;
+	if (!e && o->tmp && fsync(o->f ? fileno(o->f) : o->fd) != 0)
+		e = errno;
+	if ((o->f ? fclose(o->f) : close(o->fd)) != 0 && !e)
+		e = errno;
+	o->f = NULL;
+	o->fd = -1;
+	if (!e && o->tmp && rename(o->tmp, o->path) != 0)
+		e = errno;
+	if (e) {
+		oob_err_set(err, -e, "%s %s: %s", o->tmp ? "writing" : "flushing",
+			    o->tmp ? o->tmp : o->path, strerror(e));
+		out_file_abort(o);
+		return -e;
+	}
+	if (o->tmp)
+		sync_dir(o->path);
+	free(o->tmp);
+	o->tmp = NULL;
+	out_file_abort(o);
+	return 0;
+}
+
+void out_file_abort(struct out_file *o)
+{
+	if (o->f)
+		fclose(o->f);
+	else if (o->fd >= 0)
+		close(o->fd);
+	if (o->tmp) /* only ever the file we made: never o->path */
+		unlink(o->tmp);
+	free(o->tmp);
+	free(o->path);
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
 }
 
 struct trace_writer *trace_writer_open(const char *path, const struct trace_write_opts *opts,
 				       struct oob_err *err)
 {
 	struct trace_writer *w = oob_xcalloc(1, sizeof(*w));
-	w->fd = -1;
+	w->out.fd = -1;
 	if (opts)
 		w->o = *opts;
 	else
 		w->o.format = TRACE_FMT_OOBT;
-	if (check_opts(w, err) || open_tmp(w, path, err))
+	if (check_opts(w, err) || out_file_open(&w->out, path, err))
 		goto fail;
 	w->stage = oob_xmalloc(OUT_CHUNK);
 	if (w->o.format == TRACE_FMT_OOBT)
@@ -316,21 +405,7 @@ static int finish(struct trace_writer *w, struct oob_err *err)
 		if ((rc = write_all(w, w->zbuf, z, err)))
 			return rc;
 	}
-	int e = w->tmp && fsync(w->fd) != 0 ? errno : 0;
-	if (close(w->fd) != 0 && !e)
-		e = errno;
-	w->fd = -1;
-	if (e) {
-		return oob_err_set(err, -e, "flushing %s: %s", w->tmp ? w->tmp : w->path,
-				   strerror(e));
-	}
-	if (w->tmp && rename(w->tmp, w->path) != 0) {
-		e = errno;
-		return oob_err_set(err, -e, "renaming %s to %s: %s", w->tmp, w->path, strerror(e));
-	}
-	free(w->tmp);
-	w->tmp = NULL;
-	return 0;
+	return out_file_commit(&w->out, err);
 }
 
 int trace_writer_close(struct trace_writer *w, struct oob_err *err)
@@ -340,7 +415,7 @@ int trace_writer_close(struct trace_writer *w, struct oob_err *err)
 	int rc = w->failed ? oob_err_set(err, -EINVAL,
 					 "trace_write: writer had failed; %s not "
 					 "written",
-					 w->path)
+					 w->out.path)
 			   : finish(w, err);
 	trace_writer_abort(w);
 	return rc;
@@ -350,15 +425,10 @@ void trace_writer_abort(struct trace_writer *w)
 {
 	if (!w)
 		return;
-	if (w->fd >= 0)
-		close(w->fd);
-	if (w->tmp)
-		unlink(w->tmp);
+	out_file_abort(&w->out);
 	LZ4F_freeCompressionContext(w->cctx);
 	oobt_enc_free(w->enc);
 	free(w->zbuf);
 	free(w->stage);
-	free(w->path);
-	free(w->tmp);
 	free(w);
 }

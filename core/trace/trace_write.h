@@ -12,10 +12,39 @@
 #ifndef OOB_TRACE_WRITE_H
 #define OOB_TRACE_WRITE_H
 
+#include <stdio.h>
+
 #include "util/oob_err.h"
 #include "trace/trace.h"
 
 struct trace_writer;
+
+/*
+ * out_file: the one way an output file is written (trace_writer, every
+ * `oobprof -o`). A regular file, or a path that does not exist yet, is
+ * written to a temporary file beside it, fsynced and renamed over it at
+ * commit: a reader never sees half of it, and a failure leaves what was
+ * there untouched. "-" (stdout), a pipe, a device or a socket is written
+ * straight through: never truncated, renamed over or removed. A symbolic
+ * link to a regular file has its target replaced. Nothing but the
+ * temporary file is ever unlinked.
+ */
+struct out_file {
+	char *path; /* where it goes */
+	char *tmp;  /* the temporary file; NULL: written straight through */
+	int fd;
+	FILE *f; /* out_file_stream: owns fd */
+};
+
+/* 0, or negative errno + err (o is then cleared). */
+int out_file_open(struct out_file *o, const char *path, struct oob_err *err);
+/* A stdio stream over the output (made once; commit/abort close it). */
+FILE *out_file_stream(struct out_file *o, struct oob_err *err);
+/* Flushes, fsyncs, closes and renames into place; on error the temporary
+ * file is removed. o is cleared either way. */
+int out_file_commit(struct out_file *o, struct oob_err *err);
+/* Closes and removes the temporary file only. o is cleared. */
+void out_file_abort(struct out_file *o);
 
 struct trace_write_opts {
 	enum trace_format format; /* TRACE_FMT_OOBT or TRACE_FMT_TRACERV_BIN */
