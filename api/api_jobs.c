@@ -55,17 +55,17 @@ static int check_trace(struct api_ctx *c, int64_t id, size_t ntraces, struct oob
 	int rc = catalog_trace_get(c->cat, id, &t, e);
 	if (rc < 0)
 		return rc;
-	if (!strcmp(t.state, "invalid"))
+	if (t.state == CATALOG_TRACE_INVALID)
 		return oob_err_set(e, -EINVAL, "trace %lld is invalid: %s", (long long)t.id,
 				   t.error);
 	if (!strcmp(t.format, "events") || !strcmp(t.format, "gotrace"))
 		return oob_err_set(e, -EINVAL, "trace %lld is a %s file, not an instruction trace",
 				   (long long)t.id, t.format);
-	if (ntraces > 1 && strcmp(t.state, "ready"))
+	if (ntraces > 1 && t.state != CATALOG_TRACE_READY)
 		return oob_err_set(e, -EINVAL,
 				   "trace %lld is %s: a job of several traces takes finished "
 				   "uploads",
-				   (long long)t.id, t.state);
+				   (long long)t.id, catalog_trace_state_name(t.state));
 	return 0;
 }
 
@@ -180,7 +180,8 @@ int api_jobs_get(struct api_ctx *c, struct http_req *r, struct api_req *q)
  * queued, else delete it and its files. */
 static int delete_finished(struct api_ctx *c, struct http_req *r, int64_t id, struct oob_err *e)
 {
-	if (catalog_job_transition(c->cat, id, "queued", "cancelled", NULL) == 0) {
+	if (catalog_job_transition(c->cat, id, CATALOG_JOB_QUEUED, CATALOG_JOB_CANCELLED, NULL) ==
+	    0) {
 		http_respond_json(
 		    r, 200, json_pack("{s:I, s:s}", "id", (json_int_t)id, "state", "cancelled"));
 		return 0;
@@ -201,7 +202,8 @@ int api_jobs_delete(struct api_ctx *c, struct http_req *r, struct api_req *q)
 	struct oob_err e = {0};
 	int rc = job_pool_cancel(c->pool, q->id);
 	if (rc == JOB_CANCELLED_QUEUED) {
-		catalog_job_transition(c->cat, q->id, "queued", "cancelled", NULL);
+		catalog_job_transition(c->cat, q->id, CATALOG_JOB_QUEUED, CATALOG_JOB_CANCELLED,
+				       NULL);
 		http_respond_json(
 		    r, 200, json_pack("{s:I, s:s}", "id", (json_int_t)q->id, "state", "cancelled"));
 	} else if (rc == JOB_CANCELLED_RUNNING) {

@@ -78,8 +78,8 @@ static void fail_unended(struct worker_env *w, int64_t id, int status)
 {
 	char msg[128];
 	snprintf(msg, sizeof(msg), "the job's process exited with status %d", status);
-	catalog_job_transition(w->cat, id, "queued", "running", NULL);
-	if (catalog_job_finish(w->cat, id, "failed", -ECHILD, msg, NULL, NULL) == 0)
+	catalog_job_transition(w->cat, id, CATALOG_JOB_QUEUED, CATALOG_JOB_RUNNING, NULL);
+	if (catalog_job_finish(w->cat, id, CATALOG_JOB_FAILED, -ECHILD, msg, NULL, NULL) == 0)
 		OOB_WARN("job %lld: %s", (long long)id, msg);
 }
 
