@@ -175,7 +175,7 @@ static int stream_wait(struct run *run, unsigned ms)
 static int follow_more(void *ctx)
 {
 	struct run *run = ctx;
-	if (run->ctl->cancel)
+	if (atomic_load_explicit(&run->ctl->cancel, memory_order_relaxed))
 		return -ECANCELED;
 	int open = stream_wait(run, 200);
 	uint64_t size = fd_size(run->fds[0]);
@@ -382,12 +382,13 @@ static int finish(struct run *run, int rc, struct profile *p, struct oob_err *er
 			return catalog_job_finish(cat, id, CATALOG_JOB_DONE, 0, NULL, &r, err);
 		}
 	}
-	if (rc == -ECANCELED && run->ctl->cancel == JOB_STOP_SHUTDOWN) {
+	int stop = atomic_load_explicit(&run->ctl->cancel, memory_order_relaxed);
+	if (rc == -ECANCELED && stop == JOB_STOP_SHUTDOWN) {
 		OOB_INFO("job %lld: interrupted by shutdown; it will run again", (long long)id);
 		return catalog_job_transition(cat, id, CATALOG_JOB_RUNNING, CATALOG_JOB_QUEUED,
 					      NULL);
 	}
-	if (rc == -ECANCELED && run->ctl->cancel)
+	if (rc == -ECANCELED && stop)
 		return catalog_job_finish(cat, id, CATALOG_JOB_CANCELLED, rc, "cancelled", NULL,
 					  NULL);
 	name_traces(run, err);
