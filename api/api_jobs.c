@@ -339,18 +339,6 @@ int api_jobs_folded(struct api_ctx *c, struct http_req *r, struct api_req *q)
 	return HTTP_BODY_NONE;
 }
 
-static json_t *func_json(const struct result *res, const struct profile_func *f)
-{
-	const struct profile_frame *fr = result_frame(res, f->frame);
-	json_t *j = json_pack(
-	    "{s:s, s:s?, s:s?, s:i, s:s, s:I, s:I, s:I, s:I, s:I}", "name", fr->name, "binary",
-	    fr->binary, "file", fr->file, "line", (int)fr->line, "kind",
-	    api_flame_libtype(fr->kind), "calls", (json_int_t)f->calls, "self_instructions",
-	    (json_int_t)f->self_insns, "total_instructions", (json_int_t)f->total_insns,
-	    "self_cycles", (json_int_t)f->self_cycles, "total_cycles", (json_int_t)f->total_cycles);
-	return j;
-}
-
 int api_jobs_top(struct api_ctx *c, struct http_req *r, struct api_req *q)
 {
 	struct oob_err e = {0};
@@ -366,15 +354,10 @@ int api_jobs_top(struct api_ctx *c, struct http_req *r, struct api_req *q)
 	} else {
 		struct profile_func *v;
 		size_t n = result_functions(res, m, &v);
-		json_t *arr = json_array();
-		for (size_t i = 0; i < n && i < limit; i++)
-			json_array_append_new(arr, func_json(res, &v[i]));
-		free(v);
 		http_respond_json(r, 200,
-				  json_pack("{s:s, s:b, s:I, s:o, s:o}", "metric",
-					    profile_metric_name(m), "partial", result_partial(res),
-					    "count", (json_int_t)n, "functions", arr, "stats",
-					    profile_stats_json(result_stats(res))));
+				  profile_top_json(result_profile(res), v, n, (size_t)limit, m,
+						   result_partial(res)));
+		free(v);
 	}
 	api_cache_put(c->cache, ref);
 	return HTTP_BODY_NONE;
