@@ -32,11 +32,11 @@ struct api_cache_ref *api_job_result(struct api_ctx *c, int64_t id, struct catal
 	}
 	j = oob_xmalloc(sizeof(*j));
 	if (catalog_job_get(c->cat, id, j, e) == 0) {
-		if (!strcmp(j->state, "failed"))
+		if (j->state == CATALOG_JOB_FAILED)
 			oob_err_set(e, -EBUSY, "job %lld failed: %s", (long long)id, j->error);
 		else
 			oob_err_set(e, -EBUSY, "job %lld is %s: no result yet", (long long)id,
-				    j->state);
+				    catalog_job_state_name(j->state));
 	}
 	free(j);
 	return NULL;

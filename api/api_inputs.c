@@ -73,7 +73,7 @@ static int open_stream(struct api_ctx *c, struct upload *up, struct oob_err *e)
 	struct catalog_trace t = {0};
 	snprintf(t.name, sizeof(t.name), "%s", up->name);
 	snprintf(t.format, sizeof(t.format), "%s", trace_format_name(up->format));
-	snprintf(t.state, sizeof(t.state), "streaming");
+	t.state = CATALOG_TRACE_STREAMING;
 	int rc = catalog_trace_add(c->cat, &t, e);
 	if (rc < 0)
 		return rc;
@@ -84,7 +84,7 @@ static int open_stream(struct api_ctx *c, struct upload *up, struct oob_err *e)
 	if (up->w)
 		snprintf(t.blob, sizeof(t.blob), "%s", store_writer_rel(up->w));
 	else
-		snprintf(t.state, sizeof(t.state), "invalid");
+		t.state = CATALOG_TRACE_INVALID;
 	if ((rc = catalog_trace_update(c->cat, &t, up->w ? e : NULL)) < 0 || !up->w)
 		return up->w ? rc : e->code;
 	upload_stream_open(c->uploads, t.id);
@@ -315,11 +315,12 @@ static void respond_trace(struct http_req *r, unsigned status, const struct cata
 	http_respond_json(r, status, j);
 }
 
-static void fill_blob(struct catalog_trace *t, const struct store_blob *b, const char *state)
+static void fill_blob(struct catalog_trace *t, const struct store_blob *b,
+		      enum catalog_trace_state state)
 {
 	snprintf(t->sha256, sizeof(t->sha256), "%s", b->sha256);
 	snprintf(t->blob, sizeof(t->blob), "%s", b->rel);
-	snprintf(t->state, sizeof(t->state), "%s", state);
+	t->state = state;
 	t->size = b->size;
 }
 
@@ -348,9 +349,9 @@ static void stream_end(struct api_ctx *c, struct http_req *r, struct upload *up,
 		up->w = NULL;
 	}
 	if (rc == 0) {
-		fill_blob(&t, &blob, "ready");
+		fill_blob(&t, &blob, CATALOG_TRACE_READY);
 	} else {
-		snprintf(t.state, sizeof(t.state), "invalid");
+		t.state = CATALOG_TRACE_INVALID;
 		snprintf(t.error, sizeof(t.error), "%s", e->msg);
 		if (up->w) {
 			t.size = store_writer_size(up->w);
@@ -391,7 +392,7 @@ static void trace_end(struct api_ctx *c, struct http_req *r, struct upload *up)
 		return;
 	}
 	snprintf(t.name, sizeof(t.name), "%s", up->name);
-	fill_blob(&t, &blob, "ready");
+	fill_blob(&t, &blob, CATALOG_TRACE_READY);
 	if ((rc = catalog_trace_add(c->cat, &t, &e)) < 0)
 		goto fail;
 	OOB_INFO("trace %lld \"%s\": %llu bytes, %s", (long long)t.id, t.name,
@@ -423,9 +424,9 @@ static void stream_abandoned(struct api_ctx *c, struct upload *up)
 	up->w = NULL;
 	if (catalog_trace_get(c->cat, up->trace_id, &t, NULL) == 0) {
 		if (rc == 0)
-			fill_blob(&t, &blob, "incomplete");
+			fill_blob(&t, &blob, CATALOG_TRACE_INCOMPLETE);
 		else
-			snprintf(t.state, sizeof(t.state), "incomplete");
+			t.state = CATALOG_TRACE_INCOMPLETE;
 		snprintf(t.error, sizeof(t.error),
 			 "upload ended after %llu bytes: the client went away",
 			 (unsigned long long)got);
@@ -462,7 +463,7 @@ static void live_size(struct api_ctx *c, struct catalog_trace *t)
 {
 	char abs[1400];
 	struct stat st;
-	if (strcmp(t->state, "streaming") != 0 || !t->blob[0])
+	if (t->state != CATALOG_TRACE_STREAMING || !t->blob[0])
 		return;
 	store_abspath(c->store, t->blob, abs, sizeof(abs));
 	if (stat(abs, &st) == 0)
@@ -508,16 +509,29 @@ int api_inputs_get_binary(struct api_ctx *c, struct http_req *r, struct api_req 
 	return HTTP_BODY_NONE;
 }
 
+/* ?state=: one of the trace states, or any when absent or empty. */
+static int state_arg(struct http_req *r, enum catalog_trace_state *state, struct oob_err *e)
+{
+	const char *s = http_req_arg(r, "state");
+	*state = CATALOG_TRACE_ANY;
+	if (s && *s && catalog_trace_state_parse(s, state) < 0)
+		return oob_err_set(e, -EINVAL,
+				   "query argument state: expected ready, streaming, incomplete "
+				   "or invalid");
+	return 0;
+}
+
 int api_inputs_list_traces(struct api_ctx *c, struct http_req *r, struct api_req *q)
 {
 	struct oob_err e = {0};
 	struct catalog_trace *v;
+	enum catalog_trace_state state;
 	size_t n, limit;
 	int64_t after;
 	(void)q;
-	if (list_args(r, &after, &limit, &e) < 0 ||
-	    catalog_trace_list(c->cat, after, limit, http_req_arg(r, "name"),
-			       http_req_arg(r, "state"), &v, &n, &e) < 0)
+	if (list_args(r, &after, &limit, &e) < 0 || state_arg(r, &state, &e) < 0 ||
+	    catalog_trace_list(c->cat, after, limit, http_req_arg(r, "name"), state, &v, &n, &e) <
+		0)
 		return refuse(r, &e);
 	json_t *arr = json_array();
 	for (size_t i = 0; i < n; i++) {

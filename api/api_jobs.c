@@ -55,17 +55,17 @@ static int check_trace(struct api_ctx *c, int64_t id, size_t ntraces, struct oob
 	int rc = catalog_trace_get(c->cat, id, &t, e);
 	if (rc < 0)
 		return rc;
-	if (!strcmp(t.state, "invalid"))
+	if (t.state == CATALOG_TRACE_INVALID)
 		return oob_err_set(e, -EINVAL, "trace %lld is invalid: %s", (long long)t.id,
 				   t.error);
 	if (!strcmp(t.format, "events") || !strcmp(t.format, "gotrace"))
 		return oob_err_set(e, -EINVAL, "trace %lld is a %s file, not an instruction trace",
 				   (long long)t.id, t.format);
-	if (ntraces > 1 && strcmp(t.state, "ready"))
+	if (ntraces > 1 && t.state != CATALOG_TRACE_READY)
 		return oob_err_set(e, -EINVAL,
 				   "trace %lld is %s: a job of several traces takes finished "
 				   "uploads",
-				   (long long)t.id, t.state);
+				   (long long)t.id, catalog_trace_state_name(t.state));
 	return 0;
 }
 
@@ -180,7 +180,8 @@ int api_jobs_get(struct api_ctx *c, struct http_req *r, struct api_req *q)
  * queued, else delete it and its files. */
 static int delete_finished(struct api_ctx *c, struct http_req *r, int64_t id, struct oob_err *e)
 {
-	if (catalog_job_transition(c->cat, id, "queued", "cancelled", NULL) == 0) {
+	if (catalog_job_transition(c->cat, id, CATALOG_JOB_QUEUED, CATALOG_JOB_CANCELLED, NULL) ==
+	    0) {
 		http_respond_json(
 		    r, 200, json_pack("{s:I, s:s}", "id", (json_int_t)id, "state", "cancelled"));
 		return 0;
@@ -201,7 +202,8 @@ int api_jobs_delete(struct api_ctx *c, struct http_req *r, struct api_req *q)
 	struct oob_err e = {0};
 	int rc = job_pool_cancel(c->pool, q->id);
 	if (rc == JOB_CANCELLED_QUEUED) {
-		catalog_job_transition(c->cat, q->id, "queued", "cancelled", NULL);
+		catalog_job_transition(c->cat, q->id, CATALOG_JOB_QUEUED, CATALOG_JOB_CANCELLED,
+				       NULL);
 		http_respond_json(
 		    r, 200, json_pack("{s:I, s:s}", "id", (json_int_t)q->id, "state", "cancelled"));
 	} else if (rc == JOB_CANCELLED_RUNNING) {
@@ -337,18 +339,6 @@ int api_jobs_folded(struct api_ctx *c, struct http_req *r, struct api_req *q)
 	return HTTP_BODY_NONE;
 }
 
-static json_t *func_json(const struct result *res, const struct profile_func *f)
-{
-	const struct profile_frame *fr = result_frame(res, f->frame);
-	json_t *j = json_pack(
-	    "{s:s, s:s?, s:s?, s:i, s:s, s:I, s:I, s:I, s:I, s:I}", "name", fr->name, "binary",
-	    fr->binary, "file", fr->file, "line", (int)fr->line, "kind",
-	    api_flame_libtype(fr->kind), "calls", (json_int_t)f->calls, "self_instructions",
-	    (json_int_t)f->self_insns, "total_instructions", (json_int_t)f->total_insns,
-	    "self_cycles", (json_int_t)f->self_cycles, "total_cycles", (json_int_t)f->total_cycles);
-	return j;
-}
-
 int api_jobs_top(struct api_ctx *c, struct http_req *r, struct api_req *q)
 {
 	struct oob_err e = {0};
@@ -364,15 +354,10 @@ int api_jobs_top(struct api_ctx *c, struct http_req *r, struct api_req *q)
 	} else {
 		struct profile_func *v;
 		size_t n = result_functions(res, m, &v);
-		json_t *arr = json_array();
-		for (size_t i = 0; i < n && i < limit; i++)
-			json_array_append_new(arr, func_json(res, &v[i]));
-		free(v);
 		http_respond_json(r, 200,
-				  json_pack("{s:s, s:b, s:I, s:o, s:o}", "metric",
-					    profile_metric_name(m), "partial", result_partial(res),
-					    "count", (json_int_t)n, "functions", arr, "stats",
-					    profile_stats_json(result_stats(res))));
+				  profile_top_json(result_profile(res), v, n, (size_t)limit, m,
+						   result_partial(res)));
+		free(v);
 	}
 	api_cache_put(c->cache, ref);
 	return HTTP_BODY_NONE;

@@ -42,11 +42,12 @@ json_t *api_json_trace(const struct catalog_trace *t)
 {
 	char url[64];
 	snprintf(url, sizeof(url), "/api/v1/traces/%lld", (long long)t->id);
+	const char *state = catalog_trace_state_name(t->state);
 	json_t *j = json_pack("{s:I, s:s, s:s?, s:I, s:s, s:s, s:b, s:s, s:I, s:s}", "id",
 			      (json_int_t)t->id, "name", t->name, "sha256",
 			      t->sha256[0] ? t->sha256 : NULL, "size", (json_int_t)t->size,
 			      "format", t->format, "description", t->description, "lz4", t->lz4,
-			      "state", t->state, "created", (json_int_t)t->created, "url", url);
+			      "state", state, "created", (json_int_t)t->created, "url", url);
 	json_object_set_new(j, "records", json_integer((json_int_t)t->records));
 	if (t->error[0])
 		json_object_set_new(j, "error", json_string(t->error));
@@ -58,7 +59,7 @@ static json_t *progress_json(const struct catalog_job *j, const struct job_progr
 	uint64_t bytes = p && p->running ? p->bytes : j->bytes;
 	uint64_t total = p && p->running ? p->total : j->total_bytes;
 	uint64_t insns = p && p->running ? p->insns : j->insns;
-	if (!strcmp(j->state, "done"))
+	if (j->state == CATALOG_JOB_DONE)
 		bytes = total > bytes ? total : bytes;
 	json_t *o = json_pack("{s:I, s:I, s:I}", "bytes", (json_int_t)bytes, "total_bytes",
 			      (json_int_t)total, "instructions", (json_int_t)insns);
@@ -87,10 +88,11 @@ json_t *api_json_job(const struct catalog_job *j, const struct job_progress *p,
 {
 	char url[64];
 	snprintf(url, sizeof(url), "/api/v1/jobs/%lld", (long long)j->id);
+	const char *state = catalog_job_state_name(j->state);
 	json_t *spec = json_loads(j->spec, 0, NULL);
 	json_t *o =
 	    json_pack("{s:I, s:s, s:I, s:o, s:o, s:I, s:I, s:I, s:i, s:s}", "id", (json_int_t)j->id,
-		      "state", j->state, "trace", (json_int_t)j->trace_id, "spec",
+		      "state", state, "trace", (json_int_t)j->trace_id, "spec",
 		      spec ? spec : json_null(), "progress", progress_json(j, p), "created",
 		      (json_int_t)j->created, "started", (json_int_t)j->started, "finished",
 		      (json_int_t)j->finished, "runs", (int)j->runs, "url", url);

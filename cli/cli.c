@@ -485,26 +485,11 @@ static double ipc(uint64_t insns, uint64_t cycles)
 	return cycles ? (double)insns / (double)cycles : 0.0;
 }
 
-static json_t *func_json(const struct profile *p, const struct profile_func *f)
+/* The API's shape (GET /api/v1/jobs/{id}/top), every function. */
+static int top_json(const struct profile *p, const struct profile_func *v, size_t n,
+		    enum profile_metric m)
 {
-	const struct profile_frame *fr = profile_frame(p, f->frame);
-	return json_pack("{s:s, s:s?, s:s?, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:f}", "name",
-			 fr->name, "binary", fr->binary, "file", fr->file, "line",
-			 (json_int_t)fr->line, "addr", (json_int_t)fr->addr, "kind",
-			 profile_frame_kind_name(fr->kind), "calls", (json_int_t)f->calls,
-			 "self_instructions", (json_int_t)f->self_insns, "total_instructions",
-			 (json_int_t)f->total_insns, "self_cycles", (json_int_t)f->self_cycles,
-			 "total_cycles", (json_int_t)f->total_cycles, "ipc",
-			 ipc(f->total_insns, f->total_cycles));
-}
-
-static int top_json(const struct profile *p, const struct profile_func *v, size_t n)
-{
-	json_t *arr = json_array();
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, func_json(p, &v[i]));
-	json_t *root = json_pack("{s:o, s:o}", "functions", arr, "stats",
-				 profile_stats_json(profile_stats(p)));
+	json_t *root = profile_top_json(p, v, n, n, m, profile_stats(p)->partial);
 	int rc = json_dumpf(root, stdout, JSON_INDENT(1)) < 0 ? -EIO : 0;
 	putchar('\n');
 	json_decref(root);
@@ -535,7 +520,7 @@ static int cmd_top(struct cli *c, int argc, char **argv)
 	size_t n = profile_functions(p, c->metric, &v);
 	int rc = 0;
 	if (c->json)
-		rc = top_json(p, v, n);
+		rc = top_json(p, v, n, c->metric);
 	else
 		top_text(p, v, n);
 	free(v);

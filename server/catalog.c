@@ -65,6 +65,63 @@ static const char *const migrations[] = {
 
 _Static_assert(NMIGRATIONS == CATALOG_SCHEMA_VERSION, "one migration per schema version");
 
+/* The names of the states, as the CHECK constraints above spell them: the
+ * one place an enum becomes text (the rows, the API). */
+static const char *const trace_states[] = {
+    [CATALOG_TRACE_READY] = "ready",
+    [CATALOG_TRACE_STREAMING] = "streaming",
+    [CATALOG_TRACE_INCOMPLETE] = "incomplete",
+    [CATALOG_TRACE_INVALID] = "invalid",
+};
+static const char *const job_states[] = {
+    [CATALOG_JOB_QUEUED] = "queued",	   [CATALOG_JOB_RUNNING] = "running",
+    [CATALOG_JOB_DONE] = "done",	   [CATALOG_JOB_FAILED] = "failed",
+    [CATALOG_JOB_CANCELLED] = "cancelled",
+};
+
+#define NTRACE_STATES (sizeof(trace_states) / sizeof(trace_states[0]))
+#define NJOB_STATES   (sizeof(job_states) / sizeof(job_states[0]))
+
+_Static_assert(NTRACE_STATES == CATALOG_TRACE_INVALID + 1, "a name for every trace state");
+_Static_assert(NJOB_STATES == CATALOG_JOB_CANCELLED + 1, "a name for every job state");
+
+const char *catalog_trace_state_name(enum catalog_trace_state s)
+{
+	return (unsigned)s < NTRACE_STATES ? trace_states[s] : NULL;
+}
+
+const char *catalog_job_state_name(enum catalog_job_state s)
+{
+	return (unsigned)s < NJOB_STATES ? job_states[s] : NULL;
+}
+
+/* The index of name in names[n], or -1. */
+static int state_index(const char *const *names, size_t n, const char *name)
+{
+	for (size_t i = 0; name && i < n; i++)
+		if (!strcmp(names[i], name))
+			return (int)i;
+	return -1;
+}
+
+int catalog_trace_state_parse(const char *name, enum catalog_trace_state *out)
+{
+	int i = state_index(trace_states, NTRACE_STATES, name);
+	if (i < 0)
+		return -EINVAL;
+	*out = (enum catalog_trace_state)i;
+	return 0;
+}
+
+int catalog_job_state_parse(const char *name, enum catalog_job_state *out)
+{
+	int i = state_index(job_states, NJOB_STATES, name);
+	if (i < 0)
+		return -EINVAL;
+	*out = (enum catalog_job_state)i;
+	return 0;
+}
+
 static int db_err(struct catalog *c, struct oob_err *err, const char *what)
 {
 	int rc = sqlite3_errcode(c->db);
@@ -360,7 +417,8 @@ static void read_trace_v(sqlite3_stmt *st, void *out)
 	col_text(st, 5, t->format, sizeof(t->format));
 	col_text(st, 6, t->description, sizeof(t->description));
 	t->lz4 = sqlite3_column_int(st, 7);
-	col_text(st, 8, t->state, sizeof(t->state));
+	t->state = CATALOG_TRACE_INVALID; /* no other text passes the CHECK constraint */
+	catalog_trace_state_parse((const char *)sqlite3_column_text(st, 8), &t->state);
 	col_text(st, 9, t->error, sizeof(t->error));
 	t->created = sqlite3_column_int64(st, 10);
 	t->records = (uint64_t)sqlite3_column_int64(st, 11);
@@ -370,12 +428,12 @@ int catalog_trace_add(struct catalog *c, struct catalog_trace *t, struct oob_err
 {
 	pthread_mutex_lock(&c->lock);
 	t->created = now_s();
-	sqlite3_stmt *st =
-	    prep(c, err,
-		 "INSERT INTO traces (name, sha256, blob, size, format, description,"
-		 " lz4, state, error, created, records) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-		 "sssussissiu", t->name, t->sha256, t->blob, t->size, t->format, t->description,
-		 (int64_t)t->lz4, t->state, t->error, t->created, t->records);
+	sqlite3_stmt *st = prep(
+	    c, err,
+	    "INSERT INTO traces (name, sha256, blob, size, format, description,"
+	    " lz4, state, error, created, records) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+	    "sssussissiu", t->name, t->sha256, t->blob, t->size, t->format, t->description,
+	    (int64_t)t->lz4, catalog_trace_state_name(t->state), t->error, t->created, t->records);
 	int rc = run(c, st, err);
 	if (rc == 0)
 		t->id = sqlite3_last_insert_rowid(c->db);
@@ -406,17 +464,19 @@ int catalog_trace_find(struct catalog *c, const char *sha256, struct catalog_tra
 }
 
 int catalog_trace_list(struct catalog *c, int64_t after, size_t limit, const char *name,
-		       const char *state, struct catalog_trace **out, size_t *n,
+		       enum catalog_trace_state state, struct catalog_trace **out, size_t *n,
 		       struct oob_err *err)
 {
+	const char *sname = state == CATALOG_TRACE_ANY ? "" : catalog_trace_state_name(state);
+	if (!sname)
+		return oob_err_set(err, -EINVAL, "catalog: no trace state %d", (int)state);
 	pthread_mutex_lock(&c->lock);
 	/* An empty filter matches everything: (? = '' OR col = ?). */
-	sqlite3_stmt *st =
-	    prep(c, err,
-		 "SELECT " TRACE_COLS " FROM traces WHERE id > ?"
-		 " AND (?2 = '' OR name = ?2) AND (?3 = '' OR state = ?3)"
-		 " ORDER BY id LIMIT ?4",
-		 "issi", after, name ? name : "", state ? state : "", (int64_t)limit);
+	sqlite3_stmt *st = prep(c, err,
+				"SELECT " TRACE_COLS " FROM traces WHERE id > ?"
+				" AND (?2 = '' OR name = ?2) AND (?3 = '' OR state = ?3)"
+				" ORDER BY id LIMIT ?4",
+				"issi", after, name ? name : "", sname, (int64_t)limit);
 	int rc = list_rows(c, st, sizeof(**out), read_trace_v, (void **)out, n, err);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
@@ -431,7 +491,7 @@ int catalog_trace_update(struct catalog *c, const struct catalog_trace *t, struc
 		 " description = ?, lz4 = ?, state = ?, error = ?, records = ?"
 		 " WHERE id = ?",
 		 "ssussissui", t->sha256, t->blob, t->size, t->format, t->description,
-		 (int64_t)t->lz4, t->state, t->error, t->records, t->id);
+		 (int64_t)t->lz4, catalog_trace_state_name(t->state), t->error, t->records, t->id);
 	int rc = run(c, st, err);
 	if (rc == 0 && sqlite3_changes(c->db) == 0)
 		rc = oob_err_set(err, -ENOENT, "no trace with id %lld", (long long)t->id);
@@ -471,7 +531,8 @@ static void read_job_v(sqlite3_stmt *st, void *out)
 	j->trace_id = sqlite3_column_int64(st, 1);
 	j->events_id = sqlite3_column_int64(st, 2);
 	col_text(st, 3, j->spec, sizeof(j->spec));
-	col_text(st, 4, j->state, sizeof(j->state));
+	j->state = CATALOG_JOB_FAILED; /* no other text passes the CHECK constraint */
+	catalog_job_state_parse((const char *)sqlite3_column_text(st, 4), &j->state);
 	j->error_code = sqlite3_column_int(st, 5);
 	col_text(st, 6, j->error, sizeof(j->error));
 	j->bytes = (uint64_t)sqlite3_column_int64(st, 7);
@@ -490,11 +551,12 @@ static int job_add_locked(struct catalog *c, struct catalog_job *j,
 			  const struct catalog_job_binary *bins, size_t nbins, struct oob_err *err)
 {
 	j->created = now_s();
-	snprintf(j->state, sizeof(j->state), "queued");
+	j->state = CATALOG_JOB_QUEUED;
 	sqlite3_stmt *st = prep(c, err,
 				"INSERT INTO jobs (trace_id, events_id, spec, state, created)"
-				" VALUES (?,?,?,'queued',?)",
-				"insi", j->trace_id, j->events_id, j->spec, j->created);
+				" VALUES (?,?,?,?,?)",
+				"inssi", j->trace_id, j->events_id, j->spec,
+				catalog_job_state_name(j->state), j->created);
 	int rc = run(c, st, err);
 	if (rc < 0)
 		return oob_err_prefix(err, "job of trace %lld", (long long)j->trace_id);
@@ -583,27 +645,31 @@ static int why_unchanged(struct catalog *c, int64_t id, const char *from, struct
 	return rc;
 }
 
-static int transition_locked(struct catalog *c, int64_t id, const char *from, const char *to,
-			     struct oob_err *err)
+static int transition_locked(struct catalog *c, int64_t id, enum catalog_job_state from,
+			     enum catalog_job_state to, struct oob_err *err)
 {
-	int starting = strcmp(to, "running") == 0;
-	int ending = !starting && strcmp(to, "queued") != 0;
+	const char *sfrom = catalog_job_state_name(from), *sto = catalog_job_state_name(to);
+	if (!sfrom || !sto)
+		return oob_err_set(err, -EINVAL, "catalog: no job state %d",
+				   (int)(sfrom ? to : from));
+	int starting = to == CATALOG_JOB_RUNNING;
+	int ending = !starting && to != CATALOG_JOB_QUEUED;
 	sqlite3_stmt *st = prep(c, err,
 				"UPDATE jobs SET state = ?,"
 				" started = CASE WHEN ? THEN ? ELSE started END,"
 				" finished = CASE WHEN ? THEN ? ELSE finished END,"
 				" runs = runs + ?"
 				" WHERE id = ? AND state = ?",
-				"siiiiiis", to, (int64_t)starting, now_s(), (int64_t)ending,
-				now_s(), (int64_t)starting, id, from);
+				"siiiiiis", sto, (int64_t)starting, now_s(), (int64_t)ending,
+				now_s(), (int64_t)starting, id, sfrom);
 	int rc = run(c, st, err);
 	if (rc == 0 && sqlite3_changes(c->db) == 0)
-		rc = why_unchanged(c, id, from, err);
+		rc = why_unchanged(c, id, sfrom, err);
 	return rc;
 }
 
-int catalog_job_transition(struct catalog *c, int64_t id, const char *from, const char *to,
-			   struct oob_err *err)
+int catalog_job_transition(struct catalog *c, int64_t id, enum catalog_job_state from,
+			   enum catalog_job_state to, struct oob_err *err)
 {
 	pthread_mutex_lock(&c->lock);
 	int rc = transition_locked(c, id, from, to, err);
@@ -633,10 +699,10 @@ static int result_put_locked(struct catalog *c, const struct catalog_result *r, 
 	return run(c, st, err);
 }
 
-static int finish_locked(struct catalog *c, int64_t id, const char *state, int code,
+static int finish_locked(struct catalog *c, int64_t id, enum catalog_job_state state, int code,
 			 const char *msg, const struct catalog_result *r, struct oob_err *err)
 {
-	int rc = transition_locked(c, id, "running", state, err);
+	int rc = transition_locked(c, id, CATALOG_JOB_RUNNING, state, err);
 	if (rc < 0)
 		return rc;
 	sqlite3_stmt *st = prep(c, err, "UPDATE jobs SET error_code = ?, error = ? WHERE id = ?",
@@ -646,8 +712,8 @@ static int finish_locked(struct catalog *c, int64_t id, const char *state, int c
 	return r ? result_put_locked(c, r, err) : 0;
 }
 
-int catalog_job_finish(struct catalog *c, int64_t id, const char *state, int code, const char *msg,
-		       const struct catalog_result *r, struct oob_err *err)
+int catalog_job_finish(struct catalog *c, int64_t id, enum catalog_job_state state, int code,
+		       const char *msg, const struct catalog_result *r, struct oob_err *err)
 {
 	pthread_mutex_lock(&c->lock);
 	int rc = exec_sql(c, "BEGIN IMMEDIATE", err);
@@ -793,11 +859,14 @@ int catalog_job_recover(struct catalog *c, int64_t **ids, size_t *n, struct oob_
 	return rc;
 }
 
-int64_t catalog_job_count(struct catalog *c, const char *state)
+int64_t catalog_job_count(struct catalog *c, enum catalog_job_state state)
 {
+	const char *name = catalog_job_state_name(state);
+	if (!name)
+		return -1;
 	pthread_mutex_lock(&c->lock);
 	int64_t n = -1;
-	sqlite3_stmt *st = prep(c, NULL, "SELECT COUNT(*) FROM jobs WHERE state = ?", "s", state);
+	sqlite3_stmt *st = prep(c, NULL, "SELECT COUNT(*) FROM jobs WHERE state = ?", "s", name);
 	if (st && sqlite3_step(st) == SQLITE_ROW)
 		n = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);

@@ -51,7 +51,32 @@ struct catalog_binary {
 /* Trace states: "ready" (complete, validated), "streaming" (upload open),
  * "incomplete" (a streamed upload that ended early: client gone or server
  * restarted; the bytes received are kept), "invalid" (a streamed upload whose
- * content turned out not to be a trace; error says why). */
+ * content turned out not to be a trace; error says why). The names are those
+ * of the database and of the API. */
+enum catalog_trace_state {
+	CATALOG_TRACE_ANY = -1, /* catalog_trace_list: no filter; never a trace's state */
+	CATALOG_TRACE_READY,
+	CATALOG_TRACE_STREAMING,
+	CATALOG_TRACE_INCOMPLETE,
+	CATALOG_TRACE_INVALID,
+};
+
+/* Job states: queued -> running -> done | failed | cancelled. */
+enum catalog_job_state {
+	CATALOG_JOB_QUEUED,
+	CATALOG_JOB_RUNNING,
+	CATALOG_JOB_DONE,
+	CATALOG_JOB_FAILED,
+	CATALOG_JOB_CANCELLED,
+};
+
+/* The name of a state ("ready", "queued", ...); NULL if s is not a state. */
+const char *catalog_trace_state_name(enum catalog_trace_state s);
+const char *catalog_job_state_name(enum catalog_job_state s);
+/* The state of a name: 0, or -EINVAL if name is none (*out unchanged). */
+int catalog_trace_state_parse(const char *name, enum catalog_trace_state *out);
+int catalog_job_state_parse(const char *name, enum catalog_job_state *out);
+
 struct catalog_trace {
 	int64_t id;
 	char name[CATALOG_NAME_MAX];
@@ -62,18 +87,17 @@ struct catalog_trace {
 	char description[256]; /* trace_reader_describe */
 	int lz4;
 	uint64_t records; /* instructions (records) read when it was validated */
-	char state[16];
+	enum catalog_trace_state state;
 	char error[512];
 	int64_t created;
 };
 
-/* Job states: queued -> running -> done | failed | cancelled. */
 struct catalog_job {
 	int64_t id;
 	int64_t trace_id;
 	int64_t events_id;	     /* 0: none */
 	char spec[CATALOG_SPEC_MAX]; /* the normalized request JSON */
-	char state[16];
+	enum catalog_job_state state;
 	int error_code; /* negative errno of a failed job */
 	char error[512];
 	uint64_t bytes, total_bytes, insns; /* last progress recorded */
@@ -123,9 +147,10 @@ int catalog_trace_get(struct catalog *c, int64_t id, struct catalog_trace *out,
 /* The oldest ready trace with this content; -ENOENT if none. */
 int catalog_trace_find(struct catalog *c, const char *sha256, struct catalog_trace *out,
 		       struct oob_err *err);
-/* Like catalog_binary_list; name and state filter when not NULL. */
+/* Like catalog_binary_list; name filters when not NULL, state when not
+ * CATALOG_TRACE_ANY. */
 int catalog_trace_list(struct catalog *c, int64_t after, size_t limit, const char *name,
-		       const char *state, struct catalog_trace **out, size_t *n,
+		       enum catalog_trace_state state, struct catalog_trace **out, size_t *n,
 		       struct oob_err *err);
 /* Rewrites every field but id, name and created. -ENOENT if gone. */
 int catalog_trace_update(struct catalog *c, const struct catalog_trace *t, struct oob_err *err);
@@ -150,8 +175,8 @@ int catalog_job_binaries(struct catalog *c, int64_t id, struct catalog_job_binar
  * started/finished and counting runs as fits. -ENOENT if no such job,
  * -EBUSY if it is not in state `from` (someone else moved it first).
  */
-int catalog_job_transition(struct catalog *c, int64_t id, const char *from, const char *to,
-			   struct oob_err *err);
+int catalog_job_transition(struct catalog *c, int64_t id, enum catalog_job_state from,
+			   enum catalog_job_state to, struct oob_err *err);
 /* Records progress (bytes read of total, instructions). */
 int catalog_job_progress(struct catalog *c, int64_t id, uint64_t bytes, uint64_t total,
 			 uint64_t insns, struct oob_err *err);
@@ -160,8 +185,8 @@ int catalog_job_progress(struct catalog *c, int64_t id, uint64_t bytes, uint64_t
  * error of a failed job (code, msg; NULL otherwise), and its result row when
  * r is not NULL (replacing a partial one). -EBUSY if it was not running.
  */
-int catalog_job_finish(struct catalog *c, int64_t id, const char *state, int code, const char *msg,
-		       const struct catalog_result *r, struct oob_err *err);
+int catalog_job_finish(struct catalog *c, int64_t id, enum catalog_job_state state, int code,
+		       const char *msg, const struct catalog_result *r, struct oob_err *err);
 /* Stores a partial result of a running job (a snapshot of a stream). */
 int catalog_result_put(struct catalog *c, const struct catalog_result *r, struct oob_err *err);
 /* -ENOENT if the job has no result (yet). */
@@ -184,6 +209,6 @@ int catalog_job_crashed(struct catalog *c, int64_t id, const char *why, struct o
  */
 int catalog_job_recover(struct catalog *c, int64_t **ids, size_t *n, struct oob_err *err);
 /* Number of jobs in a state. */
-int64_t catalog_job_count(struct catalog *c, const char *state);
+int64_t catalog_job_count(struct catalog *c, enum catalog_job_state state);
 
 #endif

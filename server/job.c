@@ -1,6 +1,7 @@
 #include "job.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,7 +126,7 @@ void job_pool_free(struct job_pool *p)
 	p->stopping = 1;
 	for (unsigned i = 0; i < p->nworkers; i++)
 		if (p->running[i])
-			p->running[i]->cancel = JOB_STOP_SHUTDOWN;
+			atomic_store(&p->running[i]->cancel, JOB_STOP_SHUTDOWN);
 	pthread_cond_broadcast(&p->work);
 	pthread_mutex_unlock(&p->lock);
 	for (unsigned i = 0; i < p->nworkers; i++)
@@ -199,7 +200,7 @@ int job_pool_cancel(struct job_pool *p, int64_t id)
 	pthread_mutex_lock(&p->lock);
 	struct job_ctl *c = find_running(p, id);
 	if (c) {
-		c->cancel = JOB_STOP_CANCEL;
+		atomic_store(&c->cancel, JOB_STOP_CANCEL);
 		rc = JOB_CANCELLED_RUNNING;
 	} else if (unlink_queued(p, id)) {
 		rc = JOB_CANCELLED_QUEUED;
@@ -217,9 +218,9 @@ int job_pool_progress(struct job_pool *p, int64_t id, struct job_progress *out)
 	struct job_ctl *c = find_running(p, id);
 	if (c) {
 		out->running = 1;
-		out->bytes = __atomic_load_n(&c->bytes, __ATOMIC_RELAXED);
-		out->total = __atomic_load_n(&c->total, __ATOMIC_RELAXED);
-		out->insns = __atomic_load_n(&c->insns, __ATOMIC_RELAXED);
+		/* Its writer is a thread of this process: it always ends its update. */
+		while (job_ctl_read_progress(c, 1000, out) < 0)
+			;
 	} else if (!queued(p, id, &out->position)) {
 		rc = -ENOENT;
 	}
@@ -256,9 +257,48 @@ void job_pool_wait_idle(struct job_pool *p)
 	pthread_mutex_unlock(&p->lock);
 }
 
+/*
+ * Progress is a seqlock: seq is odd while an update is under way, and every
+ * update adds 2. A reader retries until it read the same even seq before and
+ * after the fields. Why not the pool's mutex: the writer may be a child
+ * process writing a shared page (jobproc.c), where that mutex does not exist
+ * (and a process-shared one would stay locked by a child killed mid-update);
+ * and a job must never wait for HTTP threads. The fields are atomics (relaxed)
+ * so that a racing read is no data race, only a retry; the fences order them
+ * against seq (Boehm, "Can seqlocks get along with programming language memory
+ * models?", 2012). Writers normally are one thread per job_ctl; the odd seq is
+ * taken with a compare-and-swap all the same, so two would only take turns.
+ */
 void job_ctl_progress(struct job_ctl *c, uint64_t bytes, uint64_t total, uint64_t insns)
 {
-	__atomic_store_n(&c->bytes, bytes, __ATOMIC_RELAXED);
-	__atomic_store_n(&c->total, total, __ATOMIC_RELAXED);
-	__atomic_store_n(&c->insns, insns, __ATOMIC_RELAXED);
+	unsigned s = atomic_load_explicit(&c->seq, memory_order_relaxed);
+	while ((s & 1) || !atomic_compare_exchange_weak_explicit(
+			      &c->seq, &s, s + 1, memory_order_acquire, memory_order_relaxed))
+		s = atomic_load_explicit(&c->seq, memory_order_relaxed) & ~1u;
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&c->bytes, bytes, memory_order_relaxed);
+	atomic_store_explicit(&c->total, total, memory_order_relaxed);
+	atomic_store_explicit(&c->insns, insns, memory_order_relaxed);
+	atomic_store_explicit(&c->seq, s + 2, memory_order_release);
+}
+
+int job_ctl_read_progress(const struct job_ctl *c, unsigned tries, struct job_progress *out)
+{
+	for (unsigned i = 0; i < tries; i++) {
+		if (i > 0)
+			sched_yield(); /* let the writer finish */
+		unsigned s1 = atomic_load_explicit(&c->seq, memory_order_acquire);
+		uint64_t b = atomic_load_explicit(&c->bytes, memory_order_relaxed);
+		uint64_t t = atomic_load_explicit(&c->total, memory_order_relaxed);
+		uint64_t n = atomic_load_explicit(&c->insns, memory_order_relaxed);
+		atomic_thread_fence(memory_order_acquire);
+		unsigned s2 = atomic_load_explicit(&c->seq, memory_order_relaxed);
+		if (!(s1 & 1) && s1 == s2) {
+			out->bytes = b;
+			out->total = t;
+			out->insns = n;
+			return 0;
+		}
+	}
+	return -EAGAIN;
 }

@@ -12,7 +12,8 @@
  * - The pool does not know what a job does: it calls the run function given
  *   at creation with a struct job_ctl, through which the job reads its
  *   cancellation flag and publishes its progress (lock-free atomics, read by
- *   the HTTP threads at any time). The run function records the outcome
+ *   the HTTP threads at any time, also on a page shared with a child process:
+ *   see jobproc.c). The run function records the outcome
  *   itself (catalog rows, result files); its return value is only logged.
  * - Cancellation: a queued job is removed from the queue at once; a running
  *   job has ctl->cancel set and stops at its next poll (recon polls it with
@@ -26,6 +27,7 @@
 #ifndef OOB_JOB_H
 #define OOB_JOB_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,11 +35,20 @@
 
 enum { JOB_STOP_CANCEL = 1, JOB_STOP_SHUTDOWN = 2 };
 
+/* A job_ctl may live in memory shared between processes (jobproc.c): its
+ * atomics must not hide a lock. */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2 && ATOMIC_LLONG_LOCK_FREE == 2,
+	       "job_ctl's atomics work across processes");
+
 struct job_ctl {
 	int64_t id;
-	volatile int cancel; /* 0, JOB_STOP_CANCEL or JOB_STOP_SHUTDOWN */
-	/* Progress, written by the job, read by anyone (relaxed atomics). */
-	uint64_t bytes, total, insns;
+	/* 0, JOB_STOP_CANCEL or JOB_STOP_SHUTDOWN: written by any thread, polled
+	 * by the job (a relaxed load is enough: it only asks it to stop). */
+	atomic_int cancel;
+	/* Progress: written by the job with job_ctl_progress, read as one
+	 * snapshot with job_ctl_read_progress (a seqlock, see job.c). */
+	atomic_uint seq;
+	atomic_ullong bytes, total, insns;
 };
 
 typedef int (*job_run_fn)(void *ctx, struct job_ctl *ctl);
@@ -76,5 +87,9 @@ void job_pool_wait_idle(struct job_pool *p);
 
 /* For run functions: publish progress. */
 void job_ctl_progress(struct job_ctl *c, uint64_t bytes, uint64_t total, uint64_t insns);
+/* Reads bytes, total and insns of one job_ctl_progress call. -EAGAIN (out
+ * unchanged) if an update stayed in progress through `tries` attempts: its
+ * writer died mid-update (a child process killed), or is very slow. */
+int job_ctl_read_progress(const struct job_ctl *c, unsigned tries, struct job_progress *out);
 
 #endif

@@ -51,18 +51,20 @@ static int spawn_child(const struct jobproc_env *e, int64_t id, int memfd, pid_t
 	return 0;
 }
 
-/* Waits for the child, relaying progress out and cancellation in. */
+/* Waits for the child, relaying progress out and cancellation in. A child
+ * killed in the middle of a progress update leaves it unreadable: that
+ * relay is skipped (a few tries, not a spin on a dead writer). */
 static int wait_child(pid_t pid, struct job_ctl *ctl, struct job_ctl *sh)
 {
 	int status = 0;
 	for (;;) {
 		pid_t r = waitpid(pid, &status, WNOHANG);
-		int cancel = ctl->cancel;
-		if (cancel && !sh->cancel)
-			sh->cancel = cancel;
-		job_ctl_progress(ctl, __atomic_load_n(&sh->bytes, __ATOMIC_RELAXED),
-				 __atomic_load_n(&sh->total, __ATOMIC_RELAXED),
-				 __atomic_load_n(&sh->insns, __ATOMIC_RELAXED));
+		int cancel = atomic_load_explicit(&ctl->cancel, memory_order_relaxed);
+		if (cancel && !atomic_load_explicit(&sh->cancel, memory_order_relaxed))
+			atomic_store_explicit(&sh->cancel, cancel, memory_order_relaxed);
+		struct job_progress pr;
+		if (job_ctl_read_progress(sh, 100, &pr) == 0)
+			job_ctl_progress(ctl, pr.bytes, pr.total, pr.insns);
 		if (r == pid)
 			return status;
 		if (r < 0 && errno != EINTR)
@@ -78,8 +80,8 @@ static void fail_unended(struct worker_env *w, int64_t id, int status)
 {
 	char msg[128];
 	snprintf(msg, sizeof(msg), "the job's process exited with status %d", status);
-	catalog_job_transition(w->cat, id, "queued", "running", NULL);
-	if (catalog_job_finish(w->cat, id, "failed", -ECHILD, msg, NULL, NULL) == 0)
+	catalog_job_transition(w->cat, id, CATALOG_JOB_QUEUED, CATALOG_JOB_RUNNING, NULL);
+	if (catalog_job_finish(w->cat, id, CATALOG_JOB_FAILED, -ECHILD, msg, NULL, NULL) == 0)
 		OOB_WARN("job %lld: %s", (long long)id, msg);
 }
 
@@ -132,7 +134,7 @@ int jobproc_run(void *ctx, struct job_ctl *ctl)
 	}
 	struct job_ctl *sh = shared_ctl(memfd);
 	int rc = sh ? 0 : -errno, again = 1;
-	while (rc == 0 && again && !ctl->cancel)
+	while (rc == 0 && again && !atomic_load_explicit(&ctl->cancel, memory_order_relaxed))
 		rc = run_once(e, ctl, sh, memfd, &again);
 	if (sh)
 		munmap(sh, sizeof(*sh));

@@ -70,7 +70,7 @@ static int open_trace(struct run *run, size_t k, struct oob_err *err)
 		int rc = catalog_trace_get(run->env->cat, id, &t, err);
 		if (rc < 0)
 			return rc;
-		if (!strcmp(t.state, "invalid"))
+		if (t.state == CATALOG_TRACE_INVALID)
 			return oob_err_set(err, -EINVAL, "trace %lld is invalid: %s",
 					   (long long)t.id, t.error);
 		store_abspath(run->env->store, t.blob, abs, sizeof(abs));
@@ -84,7 +84,7 @@ static int open_trace(struct run *run, size_t k, struct oob_err *err)
 		run->path_list[k] = run->paths[k];
 		run->harts[k] = trace_merge_hart(t.name, k);
 		if (k == 0) {
-			run->streaming = !strcmp(t.state, "streaming");
+			run->streaming = t.state == CATALOG_TRACE_STREAMING;
 			run->total = run->streaming ? fd_size(run->fds[0]) : 0;
 		}
 		if (!run->streaming)
@@ -154,7 +154,7 @@ static int stream_is_open(struct run *run)
 	if (run->env->uploads)
 		return upload_stream_is_open(run->env->uploads, run->spec.trace);
 	return catalog_trace_get(run->env->cat, run->spec.trace, &t, NULL) == 0 &&
-	       !strcmp(t.state, "streaming");
+	       t.state == CATALOG_TRACE_STREAMING;
 }
 
 /* Waits up to ms for more bytes or the stream's end; 1 while it is open. */
@@ -175,7 +175,7 @@ static int stream_wait(struct run *run, unsigned ms)
 static int follow_more(void *ctx)
 {
 	struct run *run = ctx;
-	if (run->ctl->cancel)
+	if (atomic_load_explicit(&run->ctl->cancel, memory_order_relaxed))
 		return -ECANCELED;
 	int open = stream_wait(run, 200);
 	uint64_t size = fd_size(run->fds[0]);
@@ -301,7 +301,7 @@ static int trace_complete(struct run *run)
 {
 	struct catalog_trace t;
 	return catalog_trace_get(run->env->cat, run->spec.trace, &t, NULL) == 0 &&
-	       !strcmp(t.state, "ready");
+	       t.state == CATALOG_TRACE_READY;
 }
 
 /* An error about the traces says "trace N", not /proc/self/fd/N (the whole
@@ -379,18 +379,21 @@ static int finish(struct run *run, int rc, struct profile *p, struct oob_err *er
 			const struct profile_stats *st = profile_stats(p);
 			catalog_job_progress(cat, id, st->raw_bytes, run->total, st->instructions,
 					     NULL);
-			return catalog_job_finish(cat, id, "done", 0, NULL, &r, err);
+			return catalog_job_finish(cat, id, CATALOG_JOB_DONE, 0, NULL, &r, err);
 		}
 	}
-	if (rc == -ECANCELED && run->ctl->cancel == JOB_STOP_SHUTDOWN) {
+	int stop = atomic_load_explicit(&run->ctl->cancel, memory_order_relaxed);
+	if (rc == -ECANCELED && stop == JOB_STOP_SHUTDOWN) {
 		OOB_INFO("job %lld: interrupted by shutdown; it will run again", (long long)id);
-		return catalog_job_transition(cat, id, "running", "queued", NULL);
+		return catalog_job_transition(cat, id, CATALOG_JOB_RUNNING, CATALOG_JOB_QUEUED,
+					      NULL);
 	}
-	if (rc == -ECANCELED && run->ctl->cancel)
-		return catalog_job_finish(cat, id, "cancelled", rc, "cancelled", NULL, NULL);
+	if (rc == -ECANCELED && stop)
+		return catalog_job_finish(cat, id, CATALOG_JOB_CANCELLED, rc, "cancelled", NULL,
+					  NULL);
 	name_traces(run, err);
 	OOB_INFO("job %lld failed: %s", (long long)id, err->msg);
-	return catalog_job_finish(cat, id, "failed", rc, err->msg, NULL, NULL);
+	return catalog_job_finish(cat, id, CATALOG_JOB_FAILED, rc, err->msg, NULL, NULL);
 }
 
 int worker_run(void *ctx, struct job_ctl *ctl)
@@ -405,7 +408,8 @@ int worker_run(void *ctx, struct job_ctl *ctl)
 		run->fds[k] = -1;
 	int rc = catalog_job_get(run->env->cat, ctl->id, job, &err);
 	if (rc == 0)
-		rc = catalog_job_transition(run->env->cat, ctl->id, "queued", "running", &err);
+		rc = catalog_job_transition(run->env->cat, ctl->id, CATALOG_JOB_QUEUED,
+					    CATALOG_JOB_RUNNING, &err);
 	if (rc < 0) {
 		OOB_INFO("job %lld not started: %s", (long long)ctl->id, err.msg);
 		goto out;

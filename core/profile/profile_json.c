@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "util/oob_mem.h"
@@ -131,4 +132,34 @@ int profile_processes_from_json(struct profile *p, const json_t *doc, struct oob
 	free(satps);
 	free(v);
 	return rc;
+}
+
+static double func_ipc(uint64_t insns, uint64_t cycles)
+{
+	return cycles ? (double)insns / (double)cycles : 0.0;
+}
+
+json_t *profile_func_json(const struct profile *p, const struct profile_func *f)
+{
+	const struct profile_frame *fr = profile_frame(p, f->frame);
+	char addr[24];
+	snprintf(addr, sizeof(addr), "0x%" PRIx64, fr->addr);
+	return json_pack(
+	    "{s:s, s:s?, s:s?, s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:f}", "name", fr->name,
+	    "binary", fr->binary, "file", fr->file, "line", (json_int_t)fr->line, "addr", addr,
+	    "kind", profile_frame_kind_name(fr->kind), "calls", (json_int_t)f->calls,
+	    "self_instructions", (json_int_t)f->self_insns, "total_instructions",
+	    (json_int_t)f->total_insns, "self_cycles", (json_int_t)f->self_cycles, "total_cycles",
+	    (json_int_t)f->total_cycles, "ipc", func_ipc(f->total_insns, f->total_cycles));
+}
+
+json_t *profile_top_json(const struct profile *p, const struct profile_func *v, size_t n,
+			 size_t limit, enum profile_metric m, int partial)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; i < n && i < limit; i++)
+		json_array_append_new(arr, profile_func_json(p, &v[i]));
+	return json_pack("{s:s, s:b, s:I, s:o, s:o}", "metric", profile_metric_name(m), "partial",
+			 partial, "count", (json_int_t)n, "functions", arr, "stats",
+			 profile_stats_json(profile_stats(p)));
 }

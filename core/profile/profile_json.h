@@ -22,6 +22,25 @@ json_t *profile_stats_json(const struct profile_stats *s);
  */
 json_t *profile_processes_json(const struct profile *p);
 
+/*
+ * One row of the per-function table (profile_functions):
+ * {"name", "binary": s | null, "file": s | null, "line", "addr": "0x<hex>",
+ *  "kind", "calls", "self_instructions", "total_instructions", "self_cycles",
+ *  "total_cycles", "ipc"}. kind is profile_frame_kind_name; addr is a hex
+ * string (a kernel address does not fit a JSON integer); ipc is
+ * total_instructions / total_cycles, 0 without cycles. Returns a new reference.
+ */
+json_t *profile_func_json(const struct profile *p, const struct profile_func *f);
+
+/*
+ * The per-function table, as `oobprof top --json` prints it and
+ * GET /api/v1/jobs/{id}/top answers: {"metric", "partial", "count",
+ * "functions": [profile_func_json of the first limit of v[n]], "stats"}.
+ * v is sorted by m (profile_functions); count is n, the functions in all.
+ */
+json_t *profile_top_json(const struct profile *p, const struct profile_func *v, size_t n,
+			 size_t limit, enum profile_metric m, int partial);
+
 /* Reads that shape back into p (profile_set_processes). An optional
  * "frame" per process (the server's stored results carry it) is its root
  * frame; without it the frame is PROFILE_NONE. -EINVAL naming the first

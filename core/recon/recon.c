@@ -20,6 +20,7 @@
 #include "recon/recon.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1824,7 +1825,7 @@ static int poll_progress(struct recon *r, struct trace_merge *m, uint64_t insns)
 	const struct recon_opts *o = r->opts;
 	if (o->progress)
 		o->progress(o->progress_ctx, trace_merge_raw_bytes(m), insns);
-	if (o->cancel && *o->cancel)
+	if (o->cancel && atomic_load_explicit(o->cancel, memory_order_relaxed))
 		return -ECANCELED;
 	return 0;
 }

@@ -84,8 +84,9 @@ struct recon_opts {
 	/* Called every few million instructions from the running thread. */
 	void (*progress)(void *ctx, uint64_t raw_bytes, uint64_t insns);
 	void *progress_ctx;
-	/* Polled with the progress calls; non-zero stops the run with -ECANCELED. */
-	const volatile int *cancel;
+	/* Polled with the progress calls (a relaxed atomic load, so any thread or
+	 * process may set it); non-zero stops the run with -ECANCELED. */
+	const _Atomic int *cancel;
 };
 
 /*

@@ -175,7 +175,7 @@ for v in ("sv57", "sv39", "smp2"):
             other += f["self_instructions"]
             continue
         b = os.path.basename(f["binary"])
-        k = "%s:0x%x" % (b, f["addr"] & (2**64 - 1))
+        k = "%s:0x%x" % (b, int(f["addr"], 16))
         got[k] += f["self_instructions"]
         name_of[k] = f["name"]
         keys_of[f["name"]].add(k)

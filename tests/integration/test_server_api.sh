@@ -160,6 +160,30 @@ EOF
 	read -r na total nd rest <"$W/flame-vs-cli"
 	[ "$nd" = 0 ] && pass "flame graph values = oobprof fold sums per path ($na paths, $total instructions)" ||
 		fail "flame vs CLI" "$nd paths differ: $rest"
+	# One shape for the per-function table: the CLI prints what the API answers.
+	"$CLI" top --json --elf "$ELF" "$TRACE" >"$W/cli.top.json" 2>>"$W/cli.err"
+	curl -s "$SRV_URL/api/v1/jobs/$JOB/top?limit=10000000" >"$W/api.top.json"
+	python3 - "$W/cli.top.json" "$W/api.top.json" <<'EOF' >"$W/top-vs-cli"
+import json, os, sys
+cli, api = (json.load(open(p)) for p in sys.argv[1:])
+keys = ["name", "binary", "file", "line", "addr", "kind", "calls", "self_instructions",
+        "total_instructions", "self_cycles", "total_cycles", "ipc"]
+bad = [k for k in ("metric", "partial", "count", "functions", "stats") if k not in cli]
+bad += ["api %s" % list(f) for f in api["functions"][:1] if list(f) != keys]
+bad += ["cli %s" % list(f) for f in cli["functions"][:1] if list(f) != keys]
+if not bad and (cli["count"], cli["metric"]) != (api["count"], api["metric"]):
+    bad.append("count/metric %s/%s vs %s/%s" % (cli["count"], cli["metric"], api["count"], api["metric"]))
+if not bad:
+    # The binary is the upload's name on the server, the path in the CLI.
+    c = {(f["name"], f["addr"]): dict(f, binary=0) for f in cli["functions"]}
+    a = {(f["name"], f["addr"]): dict(f, binary=0) for f in api["functions"]}
+    bad += ["%s: cli %s api %s" % (k, c.get(k), a.get(k)) for k in set(c) | set(a)
+            if c.get(k) != a.get(k)]
+print(len(api["functions"]), len(bad), "; ".join(map(str, bad[:3])))
+EOF
+	read -r nfn nbad rest <"$W/top-vs-cli"
+	[ "$nbad" = 0 ] && pass "top: oobprof top --json prints the API's rows ($nfn functions, same fields)" ||
+		fail "top vs CLI" "$nbad differ: $rest"
 else
 	skip "flame vs CLI" "oobprof CLI not built or failed ($(head -c 200 "$W/cli.err" 2>/dev/null))"
 fi
@@ -170,21 +194,27 @@ if [ "$INPUTS" = mixed ] && [ -s "$GEN/progs/mixed.hist" ]; then
 	curl -s "$SRV_URL/api/v1/jobs/$JOB/top?limit=100000" >"$W/top.json"
 	python3 "$OOB_SRCDIR/tests/tools/truth.py" self "$GEN/progs/mixed.hist" "$ELF" >"$W/truth.self"
 	python3 "$OOB_SRCDIR/tests/tools/truth.py" calls "$GEN/progs/mixed.out" >"$W/truth.calls"
-	python3 - "$W/top.json" "$W/truth.self" "$W/truth.calls" <<'EOF' >"$W/truth.cmp"
+	python3 - "$W/top.json" "$W/truth.self" "$W/truth.calls" "$OOB_SRCDIR/tests/tools" "$ELF" <<'EOF' >"$W/truth.cmp"
 import json, sys
+sys.path.insert(0, sys.argv[4])
+import truth
 top = {f["name"]: f for f in json.load(open(sys.argv[1]))["functions"]}
 selfs = dict(l.split() for l in open(sys.argv[2]) if not l.startswith("["))
 calls = dict(l.split() for l in open(sys.argv[3]))
+# The symbol table (readelf) says where each function starts.
+addrs = {name: a for a, _, name, _, _ in truth.read_symbols(sys.argv[5])[0]}
 bad = []
 for name, n in calls.items():
     f = top.get(name)
-    if not f or f["calls"] != int(n) or f["self_instructions"] != int(selfs.get(name, -1)):
-        bad.append("%s: server calls %s self %s, truth calls %s self %s" % (
-            name, f and f["calls"], f and f["self_instructions"], n, selfs.get(name)))
+    if not f or f["calls"] != int(n) or f["self_instructions"] != int(selfs.get(name, -1)) or \
+            int(f["addr"], 16) != addrs.get(name):
+        bad.append("%s: server calls %s self %s addr %s, truth calls %s self %s addr %s" % (
+            name, f and f["calls"], f and f["self_instructions"], f and f["addr"], n,
+            selfs.get(name), hex(addrs.get(name, -1))))
 print(len(calls), len(bad), "; ".join(bad[:3]))
 EOF
 	read -r nf nbad rest <"$W/truth.cmp"
-	[ "$nbad" = 0 ] && pass "top: calls and self instructions of the program's $nf functions = QEMU histogram + its own counters" ||
+	[ "$nbad" = 0 ] && pass "top: calls, self instructions and address of the program's $nf functions = QEMU histogram + its own counters + symbol table" ||
 		fail "top vs ground truth" "$nbad of $nf differ: $rest"
 else
 	skip "top vs ground truth" "needs tests/gen/progs/mixed.hist"

@@ -109,6 +109,20 @@ expect "unknown route" 404 not_found GET /api/v2/anything
 expect "wrong method" 405 method_not_allowed DELETE /api/v1/traces
 expect "timeline of unknown job" 404 not_found GET /api/v1/jobs/77/timeline
 expect "list: bad limit" 400 invalid_input GET "/api/v1/jobs?limit=0"
+# A state filter that names no state is refused (it used to list nothing).
+expect "list traces: unknown state" 400 invalid_input GET "/api/v1/traces?state=Ready"
+grep -q 'ready, streaming, incomplete' "$W/resp" && pass "unknown state: the message lists the states" ||
+	fail "unknown state message" "$(cat "$W/resp")"
+# The upload $TR is complete: listed as ready, not as streaming; empty: all.
+ready=$(curl -s "$SRV_URL/api/v1/traces?state=ready" | python3 -c 'import json,sys; print(" ".join(str(t["id"]) if t["state"] == "ready" else "not-ready" for t in json.load(sys.stdin)["traces"]))')
+nstream=$(curl -s "$SRV_URL/api/v1/traces?state=streaming" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["traces"]))')
+nall=$(curl -s "$SRV_URL/api/v1/traces?state=" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["traces"]))')
+case " $ready " in
+*" not-ready "*) fail "list traces by state" "state=ready listed others: $ready" ;;
+*" $TR "*) [ "$nstream" = 0 ] && [ "$nall" -ge 1 ] && pass "list traces by state" ||
+	fail "list traces by state" "streaming $nstream, all $nall" ;;
+*) fail "list traces by state" "ready: '$ready', want $TR among them" ;;
+esac
 
 # ---- result views of a real job: bad parameters ----
 curl -s -d "{\"trace\": $TR, \"binaries\": [$BIN]}" "$SRV_URL/api/v1/jobs" >"$W/job0.json"

@@ -23,14 +23,14 @@ static const char *sql_cli(const char *q)
 	return line;
 }
 
-static int64_t add_trace(struct catalog *c, const char *name, const char *state)
+static int64_t add_trace(struct catalog *c, const char *name, enum catalog_trace_state state)
 {
 	struct catalog_trace t = {0};
 	snprintf(t.name, sizeof(t.name), "%s", name);
 	snprintf(t.sha256, sizeof(t.sha256), "%064d", 7);
 	snprintf(t.blob, sizeof(t.blob), "blobs/sha256/00/x");
 	snprintf(t.format, sizeof(t.format), "spike");
-	snprintf(t.state, sizeof(t.state), "%s", state);
+	t.state = state;
 	t.size = 123;
 	return catalog_trace_add(c, &t, NULL) == 0 ? t.id : -1;
 }
@@ -110,21 +110,48 @@ static void binaries_round_trip(void)
 	catalog_close(c);
 }
 
+/* The names are the API's and the database's: each parses back to its
+ * state, and nothing else parses. */
+static void state_names(void)
+{
+	static const char *const jobs[] = {"queued", "running", "done", "failed", "cancelled"};
+	static const char *const traces[] = {"ready", "streaming", "incomplete", "invalid"};
+	enum catalog_job_state js;
+	enum catalog_trace_state ts;
+	for (int i = 0; i < 5; i++) {
+		CHECK_STR(catalog_job_state_name((enum catalog_job_state)i), jobs[i]);
+		CHECK_EQ(catalog_job_state_parse(jobs[i], &js), 0);
+		CHECK_EQ(js, i);
+	}
+	for (int i = 0; i < 4; i++) {
+		CHECK_STR(catalog_trace_state_name((enum catalog_trace_state)i), traces[i]);
+		CHECK_EQ(catalog_trace_state_parse(traces[i], &ts), 0);
+		CHECK_EQ(ts, i);
+	}
+	CHECK(catalog_job_state_name((enum catalog_job_state)5) == NULL);
+	CHECK(catalog_trace_state_name(CATALOG_TRACE_ANY) == NULL);
+	js = CATALOG_JOB_DONE;
+	CHECK_EQ(catalog_job_state_parse("Done", &js), -EINVAL);
+	CHECK_EQ(catalog_job_state_parse(NULL, &js), -EINVAL);
+	CHECK_EQ(js, CATALOG_JOB_DONE);
+	CHECK_EQ(catalog_trace_state_parse("", &ts), -EINVAL);
+}
+
 static void traces_and_streams(void)
 {
 	struct oob_err e = {0};
 	struct catalog *c = catalog_open(dbpath, &e);
 	CHECK(c != NULL);
-	int64_t a = add_trace(c, "boot", "ready");
-	int64_t s = add_trace(c, "live", "streaming");
+	int64_t a = add_trace(c, "boot", CATALOG_TRACE_READY);
+	int64_t s = add_trace(c, "live", CATALOG_TRACE_STREAMING);
 	CHECK(a > 0 && s > a);
 	struct catalog_trace *list;
 	size_t n;
-	CHECK_EQ(catalog_trace_list(c, 0, 10, "live", NULL, &list, &n, &e), 0);
+	CHECK_EQ(catalog_trace_list(c, 0, 10, "live", CATALOG_TRACE_ANY, &list, &n, &e), 0);
 	CHECK_EQ(n, 1);
 	CHECK_EQ(list[0].id, s);
 	free(list);
-	CHECK_EQ(catalog_trace_list(c, 0, 10, NULL, "ready", &list, &n, &e), 0);
+	CHECK_EQ(catalog_trace_list(c, 0, 10, NULL, CATALOG_TRACE_READY, &list, &n, &e), 0);
 	CHECK_EQ(n, 1);
 	free(list);
 	struct catalog_trace t;
@@ -135,15 +162,22 @@ static void traces_and_streams(void)
 	/* The server died while it streamed: the row says so at restart. */
 	CHECK_EQ(catalog_trace_close_streams(c, &e), 1);
 	CHECK_EQ(catalog_trace_get(c, s, &t, &e), 0);
-	CHECK_STR(t.state, "incomplete");
+	CHECK_EQ(t.state, CATALOG_TRACE_INCOMPLETE);
 	CHECK_EQ(t.size, 4096);
 	CHECK_STR(t.format, "oobt");
 	CHECK(strstr(t.error, "interrupted") != NULL);
+	if (system("command -v sqlite3 >/dev/null 2>&1") == 0) {
+		char q[80];
+		snprintf(q, sizeof(q), "SELECT state FROM traces WHERE id = %lld", (long long)s);
+		CHECK_STR(sql_cli(q), "incomplete");
+	}
+	CHECK_EQ(catalog_trace_list(c, 0, 10, NULL, (enum catalog_trace_state)99, &list, &n, &e),
+		 -EINVAL);
 	struct catalog_trace bad = t;
-	snprintf(bad.state, sizeof(bad.state), "bogus");
-	CHECK(catalog_trace_update(c, &bad, &e) < 0); /* CHECK constraint */
+	bad.state = (enum catalog_trace_state)99;
+	CHECK(catalog_trace_update(c, &bad, &e) < 0); /* no name: NOT NULL */
 	bad.id = 12345;
-	snprintf(bad.state, sizeof(bad.state), "ready");
+	bad.state = CATALOG_TRACE_READY;
 	CHECK_EQ(catalog_trace_update(c, &bad, &e), -ENOENT);
 	catalog_close(c);
 }
@@ -153,7 +187,7 @@ static void jobs_lifecycle_and_recovery(void)
 	struct oob_err e = {0};
 	struct catalog *c = catalog_open(dbpath, &e);
 	CHECK(c != NULL);
-	int64_t tr = add_trace(c, "jobtrace", "ready");
+	int64_t tr = add_trace(c, "jobtrace", CATALOG_TRACE_READY);
 	struct catalog_binary b = {0};
 	snprintf(b.name, sizeof(b.name), "prog");
 	CHECK_EQ(catalog_binary_add(c, &b, &e), 0);
@@ -166,7 +200,7 @@ static void jobs_lifecycle_and_recovery(void)
 	j.trace_id = tr;
 	struct catalog_job_binary bins[2] = {{b.id, UINT64_MAX}, {b.id + 100, 0}};
 	CHECK_EQ(catalog_job_add(c, &j, bins, 2, &e), -ENOENT);
-	CHECK_EQ(catalog_job_count(c, "queued"), 0); /* rolled back as a whole */
+	CHECK_EQ(catalog_job_count(c, CATALOG_JOB_QUEUED), 0); /* rolled back as a whole */
 
 	bins[1].id = b.id;
 	bins[1].base = 0xffffffff80000000ull;
@@ -180,9 +214,11 @@ static void jobs_lifecycle_and_recovery(void)
 	struct catalog_job k = j;
 	CHECK_EQ(catalog_job_add(c, &k, NULL, 0, &e), 0);
 
-	CHECK_EQ(catalog_job_transition(c, j.id, "queued", "running", &e), 0);
-	CHECK_EQ(catalog_job_transition(c, j.id, "queued", "running", &e), -EBUSY);
-	CHECK_EQ(catalog_job_transition(c, 777, "queued", "running", &e), -ENOENT);
+	CHECK_EQ(catalog_job_transition(c, j.id, CATALOG_JOB_QUEUED, CATALOG_JOB_RUNNING, &e), 0);
+	CHECK_EQ(catalog_job_transition(c, j.id, CATALOG_JOB_QUEUED, CATALOG_JOB_RUNNING, &e),
+		 -EBUSY);
+	CHECK_EQ(catalog_job_transition(c, 777, CATALOG_JOB_QUEUED, CATALOG_JOB_RUNNING, &e),
+		 -ENOENT);
 	CHECK_EQ(catalog_job_progress(c, j.id, 10, 100, 5000, &e), 0);
 	CHECK_EQ(catalog_job_delete(c, j.id, &e), -EBUSY);
 
@@ -196,14 +232,14 @@ static void jobs_lifecycle_and_recovery(void)
 	CHECK(ids[0] == j.id && ids[1] == k.id);
 	free(ids);
 
-	CHECK_EQ(catalog_job_transition(c, j.id, "queued", "running", &e), 0);
+	CHECK_EQ(catalog_job_transition(c, j.id, CATALOG_JOB_QUEUED, CATALOG_JOB_RUNNING, &e), 0);
 	struct catalog_result r = {.job_id = j.id, .partial = 0};
 	snprintf(r.profile, sizeof(r.profile), "results/%lld/profile.json", (long long)j.id);
 	snprintf(r.stats, sizeof(r.stats), "{\"instructions\": 5000}");
-	CHECK_EQ(catalog_job_finish(c, j.id, "done", 0, NULL, &r, &e), 0);
+	CHECK_EQ(catalog_job_finish(c, j.id, CATALOG_JOB_DONE, 0, NULL, &r, &e), 0);
 	struct catalog_job got;
 	CHECK_EQ(catalog_job_get(c, j.id, &got, &e), 0);
-	CHECK_STR(got.state, "done");
+	CHECK_EQ(got.state, CATALOG_JOB_DONE);
 	CHECK_EQ(got.runs, 2);
 	CHECK_EQ(got.has_result, 1);
 	CHECK_EQ(got.insns, 5000);
@@ -212,9 +248,9 @@ static void jobs_lifecycle_and_recovery(void)
 	CHECK_EQ(catalog_result_get(c, j.id, &rr, &e), 0);
 	CHECK(strcmp(rr.stats, "{\"instructions\": 5000}") == 0);
 	CHECK_EQ(catalog_result_get(c, k.id, &rr, &e), -ENOENT);
-	CHECK_EQ(catalog_job_finish(c, j.id, "failed", -EIO, "x", NULL, &e), -EBUSY);
+	CHECK_EQ(catalog_job_finish(c, j.id, CATALOG_JOB_FAILED, -EIO, "x", NULL, &e), -EBUSY);
 
-	CHECK_EQ(catalog_job_transition(c, k.id, "queued", "cancelled", &e), 0);
+	CHECK_EQ(catalog_job_transition(c, k.id, CATALOG_JOB_QUEUED, CATALOG_JOB_CANCELLED, &e), 0);
 	CHECK_EQ(catalog_job_delete(c, j.id, &e), 0);
 	CHECK_EQ(catalog_job_get(c, j.id, &got, &e), -ENOENT);
 	CHECK_EQ(catalog_result_get(c, j.id, &rr, &e), -ENOENT); /* cascaded */
@@ -222,7 +258,7 @@ static void jobs_lifecycle_and_recovery(void)
 	struct catalog_job *jl;
 	CHECK_EQ(catalog_job_list(c, 0, 10, &jl, &n, &e), 0);
 	CHECK_EQ(n, 1);
-	CHECK_STR(jl[0].state, "cancelled");
+	CHECK_EQ(jl[0].state, CATALOG_JOB_CANCELLED);
 	free(jl);
 	catalog_close(c);
 	if (system("command -v sqlite3 >/dev/null 2>&1") == 0) {
@@ -240,15 +276,15 @@ static void crashes_end_in_failure(void)
 	struct oob_err e = {0};
 	struct catalog *c = catalog_open(dbpath, &e);
 	CHECK(c != NULL);
-	struct catalog_job j = {.trace_id = add_trace(c, "crashy", "ready")}, got;
+	struct catalog_job j = {.trace_id = add_trace(c, "crashy", CATALOG_TRACE_READY)}, got;
 	snprintf(j.spec, sizeof(j.spec), "{}");
 	CHECK_EQ(catalog_job_add(c, &j, NULL, 0, &e), 0);
 	CHECK_EQ(catalog_job_crashed(c, j.id, "signal 11", &e), 0); /* not running */
-	CHECK_EQ(catalog_job_transition(c, j.id, "queued", "running", &e), 0);
+	CHECK_EQ(catalog_job_transition(c, j.id, CATALOG_JOB_QUEUED, CATALOG_JOB_RUNNING, &e), 0);
 	CHECK_EQ(catalog_job_crashed(c, j.id, "signal 11, Segmentation fault", &e), 1);
 	CHECK_EQ(catalog_job_get(c, j.id, &got, &e), 0);
-	CHECK(!strcmp(got.state, "queued") && got.crashes == 1);
-	CHECK_EQ(catalog_job_transition(c, j.id, "queued", "running", &e), 0);
+	CHECK(got.state == CATALOG_JOB_QUEUED && got.crashes == 1);
+	CHECK_EQ(catalog_job_transition(c, j.id, CATALOG_JOB_QUEUED, CATALOG_JOB_RUNNING, &e), 0);
 	int64_t *ids;
 	size_t n;
 	CHECK_EQ(catalog_job_recover(c, &ids, &n, &e), 0); /* the server died */
@@ -256,7 +292,7 @@ static void crashes_end_in_failure(void)
 		CHECK(ids[i] != j.id);
 	free(ids);
 	CHECK_EQ(catalog_job_get(c, j.id, &got, &e), 0);
-	CHECK_STR(got.state, "failed");
+	CHECK_EQ(got.state, CATALOG_JOB_FAILED);
 	CHECK_EQ(got.crashes, CATALOG_MAX_CRASHES);
 	CHECK(strstr(got.error, "crashed its process 2 times (last: the server stopped") != NULL);
 	CHECK(got.finished > 0);
@@ -273,6 +309,7 @@ int main(void)
 	RUN(schema_and_pragmas);
 	RUN(newer_schema_is_refused);
 	RUN(binaries_round_trip);
+	RUN(state_names);
 	RUN(traces_and_streams);
 	RUN(jobs_lifecycle_and_recovery);
 	RUN(crashes_end_in_failure);

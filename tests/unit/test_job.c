@@ -132,6 +132,50 @@ static void shutdown_interrupts_running_jobs(void)
 	CHECK_EQ(r.started[5], 0);
 }
 
+/* A writer publishing (i, 2i, 3i) as fast as it can: every snapshot read
+ * while it runs must be one of its triples, never a mix of two. */
+struct hammer {
+	struct job_ctl ctl;
+	atomic_int done;
+};
+
+static void *hammer_fn(void *arg)
+{
+	struct hammer *h = arg;
+	for (uint64_t i = 1; i <= 2000000; i++)
+		job_ctl_progress(&h->ctl, i, 2 * i, 3 * i);
+	atomic_store(&h->done, 1);
+	return NULL;
+}
+
+static void progress_is_one_snapshot(void)
+{
+	static struct hammer h;
+	pthread_t t;
+	CHECK_EQ(pthread_create(&t, NULL, hammer_fn, &h), 0);
+	unsigned long reads = 0, torn = 0;
+	uint64_t last = 0;
+	while (!atomic_load(&h.done)) {
+		struct job_progress pr;
+		if (job_ctl_read_progress(&h.ctl, 1000, &pr) < 0)
+			continue;
+		reads++;
+		torn += pr.total != 2 * pr.bytes || pr.insns != 3 * pr.bytes || pr.bytes < last;
+		last = pr.bytes;
+	}
+	pthread_join(t, NULL);
+	CHECK(reads > 0);
+	CHECK_EQ(torn, 0);
+	struct job_progress pr;
+	CHECK_EQ(job_ctl_read_progress(&h.ctl, 1, &pr), 0);
+	CHECK(pr.bytes == 2000000 && pr.total == 4000000 && pr.insns == 6000000);
+	/* A writer that died mid-update (odd seq) is given up on, not waited for. */
+	atomic_fetch_add(&h.ctl.seq, 1);
+	pr.bytes = 7;
+	CHECK_EQ(job_ctl_read_progress(&h.ctl, 3, &pr), -EAGAIN);
+	CHECK_EQ(pr.bytes, 7);
+}
+
 int main(void)
 {
 	OOBTEST_BEGIN("test_job");
@@ -139,5 +183,6 @@ int main(void)
 	RUN(workers_run_in_parallel);
 	RUN(cancel_queued_and_progress);
 	RUN(shutdown_interrupts_running_jobs);
+	RUN(progress_is_one_snapshot);
 	return OOBTEST_END();
 }
