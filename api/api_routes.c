@@ -113,7 +113,8 @@ static int match(const char *pattern, const char *path, struct api_req *q)
 }
 
 /* The route for (method, path), or NULL with allow[] listing the methods
- * that would have matched the path. HEAD is served as GET. */
+ * that would have matched the path. HEAD is served as GET (and allowed
+ * with it). */
 static const struct api_route *lookup(const char *method, const char *path, struct api_req *q,
 				      char *allow, size_t n)
 {
@@ -130,7 +131,8 @@ static const struct api_route *lookup(const char *method, const char *path, stru
 		}
 		if (!strstr(allow, routes[i].method)) {
 			size_t l = strlen(allow);
-			snprintf(allow + l, n - l, "%s%s", l ? ", " : "", routes[i].method);
+			snprintf(allow + l, n - l, "%s%s%s", l ? ", " : "", routes[i].method,
+				 strcmp(routes[i].method, "GET") ? "" : ", HEAD");
 		}
 	}
 	return NULL;

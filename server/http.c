@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -215,7 +216,19 @@ void http_respond_error(struct http_req *r, unsigned status, const char *code, c
 struct arg_check {
 	struct http_req *r;
 	int bad;
+	unsigned lengths, chunked; /* Content-Length, Transfer-Encoding headers */
 };
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
+				     const char *value)
+{
+	struct arg_check *a = cls;
+	(void)kind;
+	(void)value;
+	a->lengths += !strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	a->chunked += !strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	return MHD_YES;
+}
 
 static enum MHD_Result check_arg(void *cls, enum MHD_ValueKind kind, const char *key,
 				 size_t key_size, const char *value, size_t value_size)
@@ -235,11 +248,21 @@ static enum MHD_Result check_arg(void *cls, enum MHD_ValueKind kind, const char 
 }
 
 /* Refuses up front (400) a path or a query argument that is not valid UTF-8
- * or that holds a NUL byte (which would silently cut a name short): 1 if
- * refused. */
+ * or that holds a NUL byte (which would silently cut a name short), and a
+ * body whose length is said twice (two Content-Length headers, or one with
+ * Transfer-Encoding: which one frames the body is ambiguous, the stuff of
+ * request smuggling): 1 if refused. */
 static int refuse_bad_text(struct http_req *r)
 {
-	struct arg_check a = {r, 0};
+	struct arg_check a = {r, 0, 0, 0};
+	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, count_framing, &a);
+	if (a.lengths > 1 || (a.lengths && a.chunked)) {
+		http_respond_error(r, 400, "invalid_input",
+				   "the body's length is given twice (%u Content-Length, %u "
+				   "Transfer-Encoding headers)",
+				   a.lengths, a.chunked);
+		return 1;
+	}
 	if (!utf8_valid(r->path, strlen(r->path))) {
 		http_respond_error(r, 400, "invalid_input", "the path is not valid UTF-8: %.200s",
 				   r->path);

@@ -1,6 +1,7 @@
 #include "trace/fireperf.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +13,8 @@ struct fireperf_reader {
 	struct fireperf_event ev;
 	char *label;
 	size_t label_cap;
-	int have_first; /* ev already holds the first event (read by open) */
+	int have_first;	     /* ev already holds the first event (read by open) */
+	uint64_t last_cycle; /* of the last event read */
 };
 
 /* Parses a line into r->ev. 1 = event, 0 = line to skip, -1 = not FirePerf. */
@@ -73,6 +75,19 @@ static int read_event(struct fireperf_reader *r, struct oob_err *err)
 		if (n < 0)
 			return (int)n;
 		int k = parse(r, line, line + n);
+		/* A last line without '\n' whose cycle went back was cut in it
+		 * (events come in time order). */
+		if (in_line_unterminated(r->in) &&
+		    (k < 0 || (k && r->ev.kind != FIREPERF_ZERO && r->ev.cycle < r->last_cycle))) {
+			char what[300];
+			snprintf(what, sizeof(what), "fireperf: %s", in_name(r->in));
+			return trace_line_cut(r->in, what, line, n,
+					      k < 0 ? "a field is missing"
+						    : "its cycle is below the last event's",
+					      err);
+		}
+		if (k && r->ev.kind != FIREPERF_ZERO)
+			r->last_cycle = r->ev.cycle;
 		if (k < 0) {
 			char ex[256];
 			trace_excerpt(line, (size_t)n, ex, sizeof(ex));

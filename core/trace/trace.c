@@ -404,6 +404,17 @@ const char *trace_reader_describe(const struct trace_reader *r)
 	return r->desc;
 }
 
+int trace_line_cut(struct in_stream *in, const char *fmt, const char *line, long n, const char *why,
+		   struct oob_err *err)
+{
+	char ex[256];
+	trace_excerpt(line, (size_t)n, ex, sizeof(ex));
+	return oob_err_set(err, -EINVAL,
+			   "%s: line %" PRIu64 " (byte %" PRIu64
+			   "): the last record is cut short (%s): \"%s\"",
+			   fmt, in_lineno(in), in_line_offset(in), why, ex);
+}
+
 void trace_lines_init(struct trace_lines *l, const char *fmt, long max)
 {
 	memset(l, 0, sizeof(*l));

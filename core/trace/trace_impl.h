@@ -150,6 +150,20 @@ static inline int trace_lit(const char **p, const char *end, const char *lit, si
 
 #define TRACE_LIT(p, end, s) trace_lit(p, end, s, sizeof(s) - 1)
 
+/* The error for a last line without '\n' that is provably not a whole record
+ * (why: what is missing): -EINVAL naming the line and its byte offset. */
+int trace_line_cut(struct in_stream *in, const char *fmt, const char *line, long n, const char *why,
+		   struct oob_err *err);
+/* The number of hex digits at s (up to e). */
+static inline size_t trace_hex_digits(const char *s, const char *e)
+{
+	size_t k = 0;
+	while (s + k < e &&
+	       ((s[k] >= '0' && s[k] <= '9') || ((s[k] | 0x20) >= 'a' && (s[k] | 0x20) <= 'f')))
+		k++;
+	return k;
+}
+
 /* Writes a printable excerpt of a line (at most 60 chars) into buf. */
 void trace_excerpt(const char *line, size_t n, char *buf, size_t size);
 

@@ -235,6 +235,29 @@ static int parse_line(struct qemu_st *st, const char *s, const char *e, struct q
 	return -1;
 }
 
+/* A line without its '\n' that parsed: cut if it is an in_asm line without
+ * its disassembly (the instruction bits may be short) or an interrupt line
+ * ending in a tval short of 8 or 16 digits. NULL: whole. */
+static const char *qemu_cut(const char *s, const char *e, int kind)
+{
+	if (kind == Q_ASM) {
+		s = memchr(s, ':', (size_t)(e - s)) + 1;
+		trace_skip_spaces(&s, e);
+		s += trace_hex_digits(s, e);
+		trace_skip_spaces(&s, e);
+		return s == e ? "the instruction bits end the line, without their disassembly"
+			      : NULL;
+	}
+	if (kind == Q_INT) {
+		const char *t = e;
+		while (t > s && t[-1] != ':' && t[-1] != ' ')
+			t--;
+		size_t d = e - t > 2 && t[0] == '0' && t[1] == 'x' ? trace_hex_digits(t + 2, e) : 0;
+		return d && d != 8 && d != 16 && t + 2 + d == e ? "the tval is cut" : NULL;
+	}
+	return NULL;
+}
+
 static int append(struct trace_reader *r, const struct qrec *c)
 {
 	struct trace_batch *b = &r->b;
@@ -278,8 +301,12 @@ static int qemu_next(struct trace_reader *r, struct oob_err *err)
 				return trace_lines_carry(&st->lines, line, n, lineno);
 			st->tent_valid = 0;
 		}
-		const char *what = "";
+		const char *what = "", *cut;
 		int kind = parse_line(st, line, line + n, &c, &what);
+		if (in_line_unterminated(r->in) &&
+		    (cut = kind < 0 ? "a field is missing" : qemu_cut(line, line + n, kind)))
+			return r->b.n ? trace_lines_carry(&st->lines, line, n, lineno)
+				      : trace_line_cut(r->in, "qemu", line, n, cut, err);
 		if (kind < 0) {
 			char ex[256];
 			trace_excerpt(line, (size_t)n, ex, sizeof(ex));

@@ -38,6 +38,7 @@ struct spike_st {
 	struct trace_extra trap;
 	uint8_t last_priv; /* priv for -l records: the last one seen */
 	struct rec cur;	   /* scratch for the line being parsed */
+	size_t xw;	   /* XLEN in hex digits: the pc's of the last record line */
 };
 
 static const char *const trap_names[] = {
@@ -262,6 +263,7 @@ static int parse_line(struct spike_st *st, const char *s, const char *e, const c
 	if (e - s > 2 && s[0] >= '0' && s[0] <= '3' && s[1] == ' ') {
 		c->priv = (uint8_t)(s[0] - '0');
 		s += 2;
+		st->xw = e - s > 2 ? trace_hex_digits(s + 2, e) : 0; /* spike_cut's XLEN */
 		if (trace_0x(&s, e, &c->pc) || TRACE_LIT(&s, e, " (") || trace_0x(&s, e, &v) ||
 		    v > 0xffffffff || TRACE_LIT(&s, e, ")")) {
 			*what = "\"core N: P 0xPC (0xINSN)\"";
@@ -272,7 +274,9 @@ static int parse_line(struct spike_st *st, const char *s, const char *e, const c
 			return -1;
 		return L_COMMIT;
 	}
+	const char *pc0 = s;
 	if (!trace_0x(&s, e, &c->pc)) {
+		st->xw = (size_t)(s - pc0 - 2);
 		if (TRACE_LIT(&s, e, " (") || trace_0x(&s, e, &v) || v > 0xffffffff ||
 		    TRACE_LIT(&s, e, ")")) {
 			*what = "\"core N: 0xPC (0xINSN) disassembly\"";
@@ -302,6 +306,47 @@ static int parse_line(struct spike_st *st, const char *s, const char *e, const c
 	}
 	*what = "a commit, disassembly, exception or tval line";
 	return -1;
+}
+
+/* The token before end (spaces skipped back first): [*t, end). */
+static const char *token_before(const char *s, const char *end, const char **t)
+{
+	while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	*t = end;
+	while (*t > s && (*t)[-1] != ' ' && (*t)[-1] != '\t')
+		(*t)--;
+	return end;
+}
+
+static int width_in(size_t d, size_t a, size_t b, size_t c)
+{
+	return d == a || d == b || d == c;
+}
+
+/* A line without its '\n' that parsed: only its last token can have been
+ * cut. Spike prints the pc, registers, CSRs and addresses with XLEN's
+ * digits, a store value with 2, 4, 8 or 16 and a float register with
+ * FLEN's (8, 16, 32): a hex value short of its width is cut. NULL: whole. */
+static const char *spike_cut(struct spike_st *st, const char *s, const char *e, int kind)
+{
+	const char *t, *p, *pp, *te = token_before(s, e, &t);
+	const char *pe = token_before(s, t, &p), *ppe = token_before(s, p, &pp);
+	if (kind == L_DISASM || kind == L_OTHER || te - t < 2 || t[0] != '0' || t[1] != 'x')
+		return NULL;
+	size_t d = (size_t)(te - t - 2), xw = st->xw;
+	int ok_x = xw ? d == xw : width_in(d, 8, 16, 16);
+	if (kind != L_COMMIT)
+		return ok_x ? NULL : "the address is short of XLEN's digits";
+	if (pe - p == 3 && !memcmp(p, "mem", 3))
+		return ok_x ? NULL : "the memory address is short of XLEN's digits";
+	if (ppe - pp == 3 && !memcmp(pp, "mem", 3))
+		return d == 2 || width_in(d, 4, 8, 16) ? NULL : "the store value is cut";
+	if (*p == 'f')
+		return width_in(d, 8, 16, 32) ? NULL : "the float register value is cut";
+	if (*p == 'v')
+		return NULL;
+	return ok_x ? NULL : "the register value is short of XLEN's digits";
 }
 
 /* Appends a record; 1 if it does not fit in this batch. */
@@ -347,8 +392,12 @@ static int spike_next(struct trace_reader *r, struct oob_err *err)
 		}
 		if (n < 0)
 			return (int)n;
-		const char *what;
+		const char *what, *cut;
 		int kind = parse_line(st, line, line + n, &what);
+		if (in_line_unterminated(r->in) &&
+		    (cut = kind < 0 ? "a field is missing" : spike_cut(st, line, line + n, kind)))
+			return r->b.n ? trace_lines_carry(&st->lines, line, n, lineno)
+				      : trace_line_cut(r->in, "spike", line, n, cut, err);
 		if (kind < 0) /* deliver the good records first; the error comes next */
 			return r->b.n ? trace_lines_carry(&st->lines, line, n, lineno)
 				      : bad_line(r, lineno, line, n, what, err);

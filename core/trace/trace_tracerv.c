@@ -17,6 +17,7 @@ enum { GUESS_BYTES = 8192 };
 struct tv_st {
 	unsigned words, slots, vbit;
 	size_t rec_bytes;
+	size_t hexw; /* text: address digits of the last line (FireSim: 16) */
 };
 
 static inline uint64_t load64(const uint8_t *p)
@@ -254,6 +255,7 @@ static int tvtext_open(struct trace_reader *r, struct oob_err *err)
 
 static int tvtext_next(struct trace_reader *r, struct oob_err *err)
 {
+	struct tv_st *st = r->st;
 	struct trace_batch *b = &r->b;
 	b->hart = r->opts.hart;
 	while (b->n < TRACE_BATCH_MAX) {
@@ -263,15 +265,24 @@ static int tvtext_next(struct trace_reader *r, struct oob_err *err)
 			break;
 		if (n < 0)
 			return (int)n;
-		const char *s = line, *e = line + n;
+		const char *s = line, *e = line + n, *hex = NULL;
 		uint64_t cyc, q, a;
 		if (n == 0)
 			continue;
-		if (TRACE_LIT(&s, e, "Cycle:") ||
-		    (trace_skip_spaces(&s, e), trace_dec(&s, e, &cyc)) || TRACE_LIT(&s, e, " I") ||
-		    trace_dec(&s, e, &q) || TRACE_LIT(&s, e, ":") ||
-		    (trace_skip_spaces(&s, e), trace_hex(&s, e, &a)) ||
-		    (trace_skip_spaces(&s, e), s != e)) {
+		int bad = TRACE_LIT(&s, e, "Cycle:") ||
+			  (trace_skip_spaces(&s, e), trace_dec(&s, e, &cyc)) ||
+			  TRACE_LIT(&s, e, " I") || trace_dec(&s, e, &q) || TRACE_LIT(&s, e, ":") ||
+			  (trace_skip_spaces(&s, e), hex = s, trace_hex(&s, e, &a)) ||
+			  (trace_skip_spaces(&s, e), s != e);
+		size_t w = bad ? 0 : trace_hex_digits(hex, e);
+		/* A last line without '\n' is whole only with every field: the
+		 * address as wide as the line before's (FireSim: 16 digits). */
+		if (in_line_unterminated(r->in) && (bad || w < (st->hexw ? st->hexw : 16)))
+			return trace_line_cut(r->in, "tracerv-text", line, n,
+					      bad ? "a field is missing" : "the address is short",
+					      err);
+		st->hexw = w;
+		if (bad) {
 			char ex[256];
 			trace_excerpt(line, (size_t)n, ex, sizeof(ex));
 			return oob_err_set(

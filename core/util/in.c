@@ -32,6 +32,8 @@ struct in_stream {
 	uint64_t base; /* stream offset of buf[0] */
 	uint64_t raw;
 	uint64_t lineno;
+	uint64_t line_off; /* of the line in_getline returned last */
+	int unterminated;  /* ... which ended the stream without its '\n' */
 	int eof;
 	struct oob_err sticky;
 	/* LZ4 */
@@ -307,6 +309,8 @@ long in_getline(struct in_stream *s, const char **line, struct oob_err *err)
 		size_t have = s->len - s->pos;
 		uint8_t *nl = have > scanned ? memchr(start + scanned, '\n', have - scanned) : NULL;
 		size_t n;
+		s->line_off = s->base + s->pos;
+		s->unterminated = !nl;
 		if (nl) {
 			n = (size_t)(nl - start);
 			s->pos += n + 1;
@@ -342,6 +346,16 @@ uint64_t in_offset(const struct in_stream *s)
 uint64_t in_lineno(const struct in_stream *s)
 {
 	return s->lineno;
+}
+
+int in_line_unterminated(const struct in_stream *s)
+{
+	return s->unterminated;
+}
+
+uint64_t in_line_offset(const struct in_stream *s)
+{
+	return s->line_off;
 }
 
 uint64_t in_raw_bytes(const struct in_stream *s)

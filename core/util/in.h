@@ -74,6 +74,12 @@ long in_getline(struct in_stream *s, const char **line, struct oob_err *err);
 uint64_t in_offset(const struct in_stream *s);
 /* 1-based number of the line in_getline returned last. */
 uint64_t in_lineno(const struct in_stream *s);
+/* 1 if the line in_getline returned last ended the stream without its '\n':
+ * the last line of a complete file whose writer left it out, or a record cut
+ * short (the format's reader tells which: trace_line_cut). */
+int in_line_unterminated(const struct in_stream *s);
+/* Offset in the decompressed stream of that line's first byte. */
+uint64_t in_line_offset(const struct in_stream *s);
 /* Raw (possibly compressed) bytes read from the fd so far: progress reporting. */
 uint64_t in_raw_bytes(const struct in_stream *s);
 /* 1 if the source is LZ4 framed. */
