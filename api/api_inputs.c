@@ -412,6 +412,50 @@ void api_inputs_upload_end(struct api_ctx *c, struct http_req *r, struct api_req
 		trace_end(c, r, up);
 }
 
+/* One stream the last stop cut: its bytes become its blob, with their size
+ * and hash, as when a client goes away. */
+static void stream_recover(struct api_ctx *c, struct catalog_trace *t)
+{
+	struct store_blob blob;
+	struct oob_err e = {0};
+	char stream_rel[STORE_REL_MAX];
+	snprintf(stream_rel, sizeof(stream_rel), "%s", t->blob);
+	struct store_writer *w = store_writer_adopt_stream(c->store, stream_rel, &e);
+	if (!w || store_writer_commit(w, &blob, &e) < 0) {
+		OOB_WARN("trace %lld: the cut stream's bytes are lost: %s", (long long)t->id,
+			 e.msg);
+		return; /* catalog_trace_close_streams marks it incomplete */
+	}
+	fill_blob(t, &blob, CATALOG_TRACE_INCOMPLETE);
+	snprintf(t->error, sizeof(t->error),
+		 "upload interrupted after %llu bytes: the server stopped while it streamed",
+		 (unsigned long long)blob.size);
+	if (catalog_trace_update(c->cat, t, &e) == 0)
+		store_remove(c->store, stream_rel, NULL);
+	else
+		OOB_WARN("trace %lld: %s", (long long)t->id, e.msg);
+}
+
+int api_inputs_recover_streams(struct api_ctx *c, struct oob_err *err)
+{
+	struct catalog_trace *v;
+	size_t n;
+	int64_t after = 0;
+	int total = 0;
+	do {
+		int rc = catalog_trace_list(c->cat, after, 64, NULL, CATALOG_TRACE_STREAMING, &v,
+					    &n, err);
+		if (rc < 0)
+			return rc;
+		for (size_t i = 0; i < n; i++)
+			stream_recover(c, &v[i]);
+		after = n ? v[n - 1].id : after;
+		total += (int)n;
+		free(v);
+	} while (n == 64);
+	return total;
+}
+
 /* The client went away: a stream keeps what arrived, as "incomplete". */
 static void stream_abandoned(struct api_ctx *c, struct upload *up)
 {

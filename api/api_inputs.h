@@ -35,6 +35,12 @@ int api_inputs_trace_begin(struct api_ctx *c, struct http_req *r, struct api_req
 int api_inputs_upload_chunk(struct api_ctx *c, struct http_req *r, struct api_req *q, const void *p,
 			    size_t n);
 void api_inputs_upload_end(struct api_ctx *c, struct http_req *r, struct api_req *q);
+
+/* Start-up, before any request: each stream the last stop cut short keeps
+ * its bytes as an "incomplete" trace with their size and sha256. Returns
+ * how many, or a negative errno; a stream whose file cannot be read stays
+ * for catalog_trace_close_streams. */
+int api_inputs_recover_streams(struct api_ctx *c, struct oob_err *err);
 void api_inputs_upload_done(struct api_ctx *c, struct api_req *q, int complete);
 
 int api_inputs_list_binaries(struct api_ctx *c, struct http_req *r, struct api_req *q);

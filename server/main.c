@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "api_cache.h"
+#include "api_inputs.h"
 #include "api_routes.h"
 #include "api_static.h"
 #include "catalog.h"
@@ -92,6 +93,11 @@ static int recover_jobs(struct server *s, struct oob_err *err)
 {
 	int64_t *ids;
 	size_t n;
+	int kept = api_inputs_recover_streams(&s->api, err);
+	if (kept < 0)
+		return kept;
+	if (kept > 0)
+		OOB_WARN("%d streamed upload(s) cut short by the last stop kept their bytes", kept);
 	int closed = catalog_trace_close_streams(s->cat, err);
 	if (closed < 0)
 		return closed;

@@ -321,6 +321,47 @@ static void writer_free(struct store_writer *w)
 	free(w);
 }
 
+/* Hashes what the file holds, as store_writer_write would have. */
+static int hash_file(struct store_writer *w, struct oob_err *err)
+{
+	uint8_t buf[1 << 16];
+	for (;;) {
+		ssize_t k = read(w->fd, buf, sizeof(buf));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return sys_err(err, "read", w->abs);
+		if (k == 0)
+			return 0;
+		sha256_update(&w->sha, (size_t)k, buf);
+		w->size += (uint64_t)k;
+	}
+}
+
+struct store_writer *store_writer_adopt_stream(struct store *s, const char *rel,
+					       struct oob_err *err)
+{
+	struct store_writer *w = oob_xcalloc(1, sizeof(*w));
+	w->s = s;
+	w->fd = -1;
+	w->stream = 1;
+	snprintf(w->rel, sizeof(w->rel), "%s", rel);
+	store_abspath(s, rel, w->abs, sizeof(w->abs));
+	sha256_init(&w->sha);
+	int rc = strncmp(rel, "streams/", 8)
+		     ? oob_err_set(err, -EINVAL, "not a stream file: %s", rel)
+		     : 0;
+	if (rc == 0 && (w->fd = open(w->abs, O_RDONLY | O_CLOEXEC)) < 0)
+		rc = sys_err(err, "open", w->abs);
+	if (rc == 0 && (rc = hash_file(w, err)) == 0)
+		rc = store_writer_finish(w, err);
+	if (rc < 0) {
+		writer_free(w);
+		return NULL;
+	}
+	return w;
+}
+
 /* Moves (or links) the finished file to blobs/sha256/ab/cdef...; the blob
  * may already exist, in which case our copy is simply dropped. */
 static int place_blob(struct store_writer *w, struct store_blob *out, struct oob_err *err)

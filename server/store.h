@@ -64,6 +64,14 @@ struct store_writer *store_writer_new(struct store *s, struct oob_err *err);
  */
 struct store_writer *store_writer_new_stream(struct store *s, const char *name,
 					     struct oob_err *err);
+/*
+ * A finished writer over the stream file DATA/<rel> ("streams/<name>") that
+ * a server which stopped mid-upload left behind: its bytes are hashed as
+ * they are, so that store_writer_commit keeps them as a blob. -ENOENT if
+ * the file is gone.
+ */
+struct store_writer *store_writer_adopt_stream(struct store *s, const char *rel,
+					       struct oob_err *err);
 /* Appends n bytes. -EIO/-ENOSPC on failure (the writer stays abortable). */
 int store_writer_write(struct store_writer *w, const void *p, size_t n, struct oob_err *err);
 uint64_t store_writer_size(const struct store_writer *w);

@@ -3,8 +3,8 @@
 # then a restart on the same data folder: no accepted upload is lost (its
 # blob still hashes to its sha256), no half-written file is visible (no
 # temporary upload or result file, every result parses), the upload that was
-# cut leaves nothing, and the interrupted job runs again to the same result
-# as its uninterrupted twins.
+# cut leaves nothing, the interrupted job runs again to the same result as
+# its uninterrupted twins, and a stream cut by the crash keeps its bytes.
 set -u
 T=test_server_crash
 . "$OOB_SRCDIR/tests/tools/server-lib.sh"
@@ -132,5 +132,54 @@ for f in "$W"/data/results/*/profile.json; do
 done
 [ -z "$left" ] && [ $badjson = 0 ] && pass "no half-written file: every result parses, no temporary file left" ||
 	fail "half-written files" "left: $left; $badjson unparsable results"
+
+# ---- kill -9 while a stream (?stream=1) is half way ----
+# Its bytes are on disk as they arrive: after the restart the trace is
+# "incomplete" with the size and sha256 of exactly those bytes, which are a
+# prefix of what was sent.
+port=$(cat "$W/data.port")
+python3 - "$port" "$W/sent.bin" >"$W/slow2.log" 2>&1 <<'EOF2' &
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"POST /api/v1/traces?name=cutstream&stream=1 HTTP/1.1\r\nHost: x\r\n"
+          b"Transfer-Encoding: chunked\r\n\r\n")
+line = b"core   0: 3 0x0000000080000000 (0x00000013)\n" * 1000
+with open(sys.argv[2], "wb") as sent:
+    try:
+        for i in range(200):
+            s.sendall(b"%x\r\n%s\r\n" % (len(line), line))
+            sent.write(line)
+            sent.flush()
+            time.sleep(0.05)
+    except OSError:
+        pass
+EOF2
+slow=$!
+for i in $(seq 1 100); do
+	f=$(ls "$W/data/streams/"* 2>/dev/null | head -n 1)
+	[ -n "$f" ] && [ "$(stat -c %s "$f")" -gt 200000 ] && break
+	sleep 0.1
+done
+srv_kill9
+kill $slow 2>/dev/null
+wait $slow 2>/dev/null
+srv_start "$W/data" --workers 1 || {
+	fail restart3 "server did not restart"
+	exit 0
+}
+curl -s "$SRV_URL/api/v1/traces?name=cutstream" >"$W/cut.json"
+python3 - "$W/cut.json" "$W/data" "$W/sent.bin" <<'EOF2'
+import hashlib, json, os, sys
+t = json.load(open(sys.argv[1]))["traces"][0]
+blob = os.path.join(sys.argv[2], "blobs", "sha256", t["sha256"][:2], t["sha256"][2:]) if t.get("sha256") else ""
+data = open(blob, "rb").read() if blob and os.path.exists(blob) else b""
+sent = open(sys.argv[3], "rb").read()
+ok = (t["state"] == "incomplete" and t["size"] > 0 and len(data) == t["size"]
+      and hashlib.sha256(data).hexdigest() == t["sha256"] and sent.startswith(data)
+      and not os.listdir(os.path.join(sys.argv[2], "streams")))
+print("%s: test_server_crash: %s" % ("PASS" if ok else "FAIL",
+      "a stream cut by kill -9: incomplete, its %d bytes kept with their sha256 (a prefix of the %d sent), no stream file left" % (t["size"], len(sent))
+      if ok else "stream cut by the crash: %s" % json.dumps(t)[:400]))
+EOF2
 srv_stop || fail "clean shutdown" "exit status $?: $(tail -n 5 "$W/data.log")"
 rm -f "$W/spike-full.log"
