@@ -1,5 +1,6 @@
 #include "api_jobs.h"
 
+#include <elf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,9 +80,17 @@ static int check_refs(struct api_ctx *c, const struct jobspec *s, struct oob_err
 	if (rc < 0 || (rc = check_side(c, s->events, "events", "events", e)) < 0 ||
 	    (rc = check_side(c, s->go_trace, "go_trace", "gotrace", e)) < 0)
 		return rc;
-	for (size_t i = 0; i < s->nbins; i++)
+	for (size_t i = 0; i < s->nbins; i++) {
 		if ((rc = catalog_binary_get(c->cat, s->bins[i].id, &b, e)) < 0)
 			return rc;
+		/* No pc of a RISC-V trace is in another machine's code: the job
+		 * would show raw addresses for it without a word. */
+		if (b.machine != EM_RISCV)
+			return oob_err_set(e, -EINVAL,
+					   "binary %lld (\"%s\") is not RISC-V code (ELF e_machine "
+					   "%u): the trace's instructions cannot be in it",
+					   (long long)b.id, b.name, b.machine);
+	}
 	return 0;
 }
 

@@ -87,6 +87,15 @@ expect "job: unknown binary" 404 not_found POST /api/v1/jobs -d "{\"trace\": $TR
 expect "job: events as the trace" 400 invalid_input POST /api/v1/jobs -d "{\"trace\": $EV}"
 expect "job: a trace as events" 400 invalid_input POST /api/v1/jobs -d "{\"trace\": $TR, \"events\": $TR}"
 expect "job: bad base" 400 invalid_input POST /api/v1/jobs -d "{\"trace\": $TR, \"binaries\": [{\"id\": $BIN, \"base\": \"zz\"}]}"
+# An ELF of another machine (the host's true(1)) is stored, but no job of a
+# RISC-V trace takes it: its code cannot hold the trace's pcs.
+curl -s --data-binary "@/bin/true" "$SRV_URL/api/v1/binaries?name=host" >"$W/host.json"
+HOST=$(jq_py "$W/host.json" 'j["id"]')
+HOSTM=$(jq_py "$W/host.json" 'j.get("machine")')
+expect "job: a binary of another machine (e_machine $HOSTM)" 400 invalid_input POST /api/v1/jobs -d "{\"trace\": $TR, \"binaries\": [$BIN, $HOST]}"
+grep -q "not RISC-V" "$W/resp" && pass "wrong machine: the message says so ($(jq_py "$W/resp" 'j["error"]["message"]'))" ||
+	fail "wrong machine message" "$(cat "$W/resp")"
+after=$(counts) # the host binary is the one new row
 expect "job: bad option" 400 invalid_input POST /api/v1/jobs -d "{\"trace\": $TR, \"options\": {\"metric\": \"joules\"}}"
 expect "job: tracerv valid_bit 12" 400 invalid_input POST /api/v1/jobs -d "{\"trace\": $TR, \"options\": {\"tracerv\": {\"valid_bit\": 12}}}"
 expect "job: an instruction trace as go_trace" 400 invalid_input POST /api/v1/jobs -d "{\"trace\": $TR, \"go_trace\": $TR}"
