@@ -103,14 +103,17 @@ s=$(wait_job "$id" 60)
 	fail "after the crashes" "server pid $SRV_PID, next job $s"
 
 # ---- the server itself dies while a job runs: a crash counted at start ----
-srv_stop || fail "clean shutdown" "exit status $?: $(tail -n 5 "$W/data.log")"
-# What a kill -9 during job $id's run leaves, once and then a second time.
-python3 - "$W/data/catalog.db" "$id" <<'PY'
+# left_running ID: what a kill -9 during job ID's run leaves in the catalog.
+left_running() {
+	python3 - "$W/data/catalog.db" "$1" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 db.execute("UPDATE jobs SET state = 'running' WHERE id = ?", (int(sys.argv[2]),))
 db.commit()
 PY
+}
+srv_stop || fail "clean shutdown" "exit status $?: $(tail -n 5 "$W/data.log")"
+left_running "$id"
 srv_start "$W/data" --workers 1 || {
 	fail restart "server did not restart"
 	exit 0
@@ -120,12 +123,7 @@ crashes=$(jq_py "$W/job.json" 'j.get("crashes")')
 [ "$s" = done ] && [ "$crashes" = 1 ] && pass "left running by a dead server: run again (crashes 1)" ||
 	fail "first server crash" "state $s, crashes $crashes"
 srv_kill9
-python3 - "$W/data/catalog.db" "$id" <<'PY'
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-db.execute("UPDATE jobs SET state = 'running' WHERE id = ?", (int(sys.argv[2]),))
-db.commit()
-PY
+left_running "$id"
 srv_start "$W/data" --workers 1 || {
 	fail restart "server did not restart"
 	exit 0
