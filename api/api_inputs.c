@@ -7,6 +7,7 @@
 
 #include "api_json.h"
 #include "go/gotrace.h"
+#include "util/in.h"
 #include "util/oob_log.h"
 #include "util/oob_mem.h"
 #include "sym/sym.h"
@@ -27,8 +28,6 @@ struct upload {
 	uint8_t head[4];
 	size_t nhead;
 };
-
-static const uint8_t lz4_magic[4] = {0x04, 0x22, 0x4d, 0x18};
 
 static int refuse(struct http_req *r, struct oob_err *e)
 {
@@ -267,7 +266,7 @@ static int trace_inspect(struct api_ctx *c, struct upload *up, struct catalog_tr
 {
 	char abs[1400];
 	writer_abs(c, up, abs, sizeof(abs));
-	t->lz4 = up->nhead == 4 && !memcmp(up->head, lz4_magic, 4);
+	t->lz4 = up->nhead == IN_LZ4_MAGIC_LEN && !memcmp(up->head, IN_LZ4_MAGIC, IN_LZ4_MAGIC_LEN);
 	if (up->events) {
 		snprintf(t->format, sizeof(t->format), "events");
 		snprintf(t->description, sizeof(t->description), "events: JSON Lines");

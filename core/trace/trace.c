@@ -173,11 +173,10 @@ static enum trace_format detect_text(const uint8_t *p, size_t n)
 
 enum trace_format trace_detect(const uint8_t *p, size_t n)
 {
-	static const uint8_t lz4[4] = {0x04, 0x22, 0x4d, 0x18};
 	struct trace_tracerv_opts lay;
 	if (n >= OOBT_MAGIC_LEN && memcmp(p, OOBT_MAGIC, OOBT_MAGIC_LEN) == 0)
 		return TRACE_FMT_OOBT;
-	if (n >= 4 && memcmp(p, lz4, 4) == 0)
+	if (n >= IN_LZ4_MAGIC_LEN && memcmp(p, IN_LZ4_MAGIC, IN_LZ4_MAGIC_LEN) == 0)
 		return TRACE_FMT_AUTO;
 	if (starts(p, n, "# Clock Domain:")) {
 		size_t e = line_end(p, 0, n);
