@@ -7,6 +7,7 @@
 
 #include "api_json.h"
 #include "go/gotrace.h"
+#include "util/in.h"
 #include "util/oob_log.h"
 #include "util/oob_mem.h"
 #include "sym/sym.h"
@@ -19,16 +20,12 @@ struct upload {
 	int slot; /* holds one of the --max-uploads slots */
 	struct store_writer *w;
 	int stream;
-	int64_t trace_id; /* the row of a stream */
-	enum trace_format format;
-	int events;
-	int go; /* format=gotrace */
+	int64_t trace_id;	  /* the row of a stream */
+	enum trace_format format; /* AUTO, a trace format, EVENTS or GOTRACE */
 	char name[CATALOG_NAME_MAX];
-	uint8_t head[4];
+	uint8_t head[4]; /* for the LZ4 magic and the gotrace probe */
 	size_t nhead;
 };
-
-static const uint8_t lz4_magic[4] = {0x04, 0x22, 0x4d, 0x18};
 
 static int refuse(struct http_req *r, struct oob_err *e)
 {
@@ -49,20 +46,17 @@ static int up_check(struct api_ctx *c, struct http_req *r, struct upload *up, st
 	snprintf(up->name, sizeof(up->name), "%s", name ? name : "unnamed");
 	if (up->kind == UP_TRACE) {
 		const char *fmt = http_req_arg(r, "format"), *st = http_req_arg(r, "stream");
-		if (fmt && !strcmp(fmt, "events"))
-			up->events = 1;
-		else if (fmt && !strcmp(fmt, "gotrace"))
-			up->go = 1;
-		else if (fmt && strcmp(fmt, "auto") && trace_format_parse(fmt, &up->format) < 0)
+		const struct trace_format_row *row = trace_format_find(fmt);
+		char names[512];
+		if (fmt && strcmp(fmt, "auto") && !row)
 			return oob_err_set(
-			    e, -EINVAL,
-			    "format \"%.40s\": expected auto, events, gotrace, "
-			    "tracerv-bin, tracerv-text, fireperf, spike, qemu or oobt",
-			    fmt);
+			    e, -EINVAL, "format \"%.40s\": expected %s", fmt,
+			    trace_format_list(names, sizeof(names), TRACE_FORMATS_ALL, " or "));
+		up->format = row ? row->fmt : TRACE_FMT_AUTO;
 		up->stream = st && (!strcmp(st, "1") || !strcmp(st, "true"));
-		if (up->stream && (up->events || up->go))
+		if (up->stream && row && !row->ops)
 			return oob_err_set(e, -EINVAL, "%s files cannot be streamed",
-					   up->go ? "Go trace" : "events");
+					   up->format == TRACE_FMT_GOTRACE ? "Go trace" : "events");
 	}
 	return 0;
 }
@@ -254,7 +248,7 @@ static int gotrace_inspect(const char *path, struct upload *up, struct catalog_t
 	const struct gotrace_info *in = gotrace_info(g);
 	size_t n;
 	gotrace_events(g, &n);
-	snprintf(t->format, sizeof(t->format), "gotrace");
+	snprintf(t->format, sizeof(t->format), "%s", trace_format_name(TRACE_FMT_GOTRACE));
 	snprintf(t->description, sizeof(t->description), "Go 1.%d execution trace: %zu events",
 		 in->version - 1000, n);
 	t->records = n;
@@ -267,14 +261,18 @@ static int trace_inspect(struct api_ctx *c, struct upload *up, struct catalog_tr
 {
 	char abs[1400];
 	writer_abs(c, up, abs, sizeof(abs));
-	t->lz4 = up->nhead == 4 && !memcmp(up->head, lz4_magic, 4);
-	if (up->events) {
-		snprintf(t->format, sizeof(t->format), "events");
+	t->lz4 = up->nhead == IN_LZ4_MAGIC_LEN && !memcmp(up->head, IN_LZ4_MAGIC, IN_LZ4_MAGIC_LEN);
+	if (up->format == TRACE_FMT_EVENTS) {
+		snprintf(t->format, sizeof(t->format), "%s", trace_format_name(TRACE_FMT_EVENTS));
 		snprintf(t->description, sizeof(t->description), "events: JSON Lines");
 		return events_inspect(abs, e);
 	}
-	if (up->go ||
-	    (up->format == TRACE_FMT_AUTO && up->nhead == 4 && !memcmp(up->head, "go 1", 4)))
+	/* Detected from the raw head: an LZ4-compressed Go trace is not one. */
+	const struct trace_format_row *head =
+	    up->format == TRACE_FMT_AUTO
+		? trace_format_detect(up->head, up->nhead, TRACE_FORMATS_ALL)
+		: NULL;
+	if (up->format == TRACE_FMT_GOTRACE || (head && head->fmt == TRACE_FMT_GOTRACE))
 		return gotrace_inspect(abs, up, t, e);
 	struct trace_opts o = {.format = up->format};
 	struct trace_reader *tr = trace_open(abs, &o, e);
@@ -500,6 +498,31 @@ void api_inputs_upload_done(struct api_ctx *c, struct api_req *q, int complete)
 }
 
 /* ---- listings ---- */
+
+static json_t *format_json(const struct trace_format_row *f)
+{
+	json_t *ext = json_array();
+	char buf[128];
+	snprintf(buf, sizeof(buf), "%s", f->extensions);
+	for (char *save, *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save))
+		json_array_append_new(ext, json_string(w));
+	return json_pack("{s:s, s:s, s:o, s:b, s:b}", "name", f->name, "description",
+			 f->description, "extensions", ext, "readable", f->ops != NULL, "detected",
+			 f->probe != NULL);
+}
+
+int api_inputs_formats(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	size_t n;
+	const struct trace_format_row *rows = trace_formats(&n);
+	json_t *arr = json_array();
+	(void)c;
+	(void)q;
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, format_json(&rows[i]));
+	http_respond_json(r, 200, json_pack("{s:s, s:o}", "default", "auto", "formats", arr));
+	return HTTP_BODY_NONE;
+}
 
 /* A stream's row is written when it opens and when it ends; in between its
  * size is that of the growing file. */

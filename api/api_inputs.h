@@ -4,7 +4,7 @@
  *
  * Uploads (POST or PUT, raw body, Content-Length or chunked):
  *   /api/v1/binaries?name=N
- *   /api/v1/traces?name=N&format=auto|<trace format>|events[&stream=1]
+ *   /api/v1/traces?name=N&format=auto|<a name of the format table>[&stream=1]
  * The body streams into the blob store (hashed on the way, never whole in
  * memory), is fsync'd and validated, and only then renamed into its content
  * address and registered in the catalog. A binary must be an ELF file
@@ -47,5 +47,10 @@ int api_inputs_list_binaries(struct api_ctx *c, struct http_req *r, struct api_r
 int api_inputs_get_binary(struct api_ctx *c, struct http_req *r, struct api_req *q);
 int api_inputs_list_traces(struct api_ctx *c, struct http_req *r, struct api_req *q);
 int api_inputs_get_trace(struct api_ctx *c, struct http_req *r, struct api_req *q);
+/* GET /api/v1/formats: the rows of the format table (trace_formats.h), in
+ * table order: name, description, extensions, readable (trace_open reads
+ * it: a job may name it in options.format), detected (format=auto finds
+ * it from the content). */
+int api_inputs_formats(struct api_ctx *c, struct http_req *r, struct api_req *q);
 
 #endif

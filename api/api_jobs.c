@@ -13,6 +13,7 @@
 #include "api_json.h"
 #include "jobspec.h"
 #include "profile/profile_json.h"
+#include "trace/trace_formats.h"
 #include "util/oob_log.h"
 #include "worker.h"
 
@@ -59,7 +60,8 @@ static int check_trace(struct api_ctx *c, int64_t id, size_t ntraces, struct oob
 	if (t.state == CATALOG_TRACE_INVALID)
 		return oob_err_set(e, -EINVAL, "trace %lld is invalid: %s", (long long)t.id,
 				   t.error);
-	if (!strcmp(t.format, "events") || !strcmp(t.format, "gotrace"))
+	const struct trace_format_row *f = trace_format_find(t.format);
+	if (f && !f->ops)
 		return oob_err_set(e, -EINVAL, "trace %lld is a %s file, not an instruction trace",
 				   (long long)t.id, t.format);
 	if (ntraces > 1 && t.state != CATALOG_TRACE_READY)
@@ -77,8 +79,10 @@ static int check_refs(struct api_ctx *c, const struct jobspec *s, struct oob_err
 	int rc = 0;
 	for (size_t i = 0; i < s->ntraces && rc == 0; i++)
 		rc = check_trace(c, s->traces[i], s->ntraces, e);
-	if (rc < 0 || (rc = check_side(c, s->events, "events", "events", e)) < 0 ||
-	    (rc = check_side(c, s->go_trace, "go_trace", "gotrace", e)) < 0)
+	if (rc < 0 ||
+	    (rc = check_side(c, s->events, "events", trace_format_name(TRACE_FMT_EVENTS), e)) < 0 ||
+	    (rc = check_side(c, s->go_trace, "go_trace", trace_format_name(TRACE_FMT_GOTRACE), e)) <
+		0)
 		return rc;
 	for (size_t i = 0; i < s->nbins; i++) {
 		if ((rc = catalog_binary_get(c->cat, s->bins[i].id, &b, e)) < 0)

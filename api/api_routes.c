@@ -44,6 +44,7 @@ static const struct api_route routes[] = {
     UPLOAD("PUT", "/api/v1/traces", api_inputs_trace_begin),
     READ("/api/v1/traces", api_inputs_list_traces),
     READ("/api/v1/traces/{id}", api_inputs_get_trace),
+    READ("/api/v1/formats", api_inputs_formats),
     {"POST", "/api/v1/jobs", api_jobs_create_begin, NULL, api_jobs_create_end, NULL, 1},
     READ("/api/v1/jobs", api_jobs_list),
     READ("/api/v1/jobs/{id}", api_jobs_get),

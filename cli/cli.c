@@ -55,6 +55,22 @@ struct cli {
 	double go_hz, go_offset;
 };
 
+/* The --format line, its names from the format table, wrapped at 80
+ * columns under the descriptions' column. */
+static void usage_formats(FILE *f)
+{
+	char names[512], text[640];
+	trace_format_list(names, sizeof(names), TRACE_FORMATS_READ, ", ");
+	snprintf(text, sizeof(text), "trace format (%s); default: detect from content", names);
+	int col = fprintf(f, "  --format F           ");
+	for (char *w = strtok(text, " "); w; w = strtok(NULL, " ")) {
+		if (col + 1 + (int)strlen(w) > 80)
+			col = fprintf(f, "\n%23s", "");
+		col += fprintf(f, " %s", w);
+	}
+	fputc('\n', f);
+}
+
 static void usage(FILE *f)
 {
 	fputs("usage: oobprof fold|top|stats|processes [options] TRACE...\n"
@@ -62,10 +78,10 @@ static void usage(FILE *f)
 	      "       oobprof convert --to oobt|tracerv-bin [--per-hart] TRACE -o OUT\n"
 	      "       oobprof export --to speedscope|perfetto|pprof|folded [options] TRACE... -o "
 	      "OUT\n"
-	      "options:\n"
-	      "  --format F            trace format (auto, tracerv-bin, tracerv-text, fireperf,\n"
-	      "                        spike, qemu, oobt); default: detect from content\n"
-	      "  --elf PATH[@BASE]     an ELF (program, library, vmlinux); BASE = run-time\n"
+	      "options:\n",
+	      f);
+	usage_formats(f);
+	fputs("  --elf PATH[@BASE]     an ELF (program, library, vmlinux); BASE = run-time\n"
 	      "                        address of its lowest segment (PIE, shared libraries)\n"
 	      "  --map perf-PID.map    JIT symbol map\n"
 	      "  --metric M            instructions (default), cycles or calls\n"

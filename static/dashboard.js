@@ -4,15 +4,20 @@
 import { getJSON, postJSON, remove, safeName, upload } from './api.js';
 import { bytes, date, el, message, num, progressBar } from './util.js';
 
-const FORMATS = ['auto', 'tracerv-bin', 'tracerv-text', 'fireperf', 'spike', 'qemu', 'oobt'];
 const ACTIVE = new Set(['queued', 'running']);
 
 function uploadForm(onJob) {
   const status = el('div', { class: 'upload-status', 'aria-live': 'polite' });
   const traceIn = el('input', { type: 'file', id: 'up-trace', name: 'trace', required: true });
   const binsIn = el('input', { type: 'file', id: 'up-bins', name: 'binaries', multiple: true });
+  // The server's format table: "auto", then the formats a job reads.
   const format = el('select', { id: 'up-format', name: 'format' },
-    FORMATS.map((f) => el('option', { value: f }, f)));
+    el('option', { value: 'auto' }, 'auto'));
+  getJSON('/api/v1/formats').then((t) => {
+    for (const f of t.formats.filter((x) => x.readable)) {
+      format.append(el('option', { value: f.name, title: f.description }, f.name));
+    }
+  }).catch(() => { /* auto alone: detection still works */ });
   const inline = el('input', { type: 'checkbox', id: 'up-inline', name: 'inline' });
   const submit = el('button', { type: 'submit', id: 'up-submit', class: 'primary' }, 'Upload and start job');
 

@@ -6,36 +6,9 @@
 #include <string.h>
 
 #include "util/oob_mem.h"
-#include "trace/oobt.h"
 #include "trace/trace_impl.h"
 
-static const char *const fmt_names[] = {
-    [TRACE_FMT_AUTO] = "auto",
-    [TRACE_FMT_TRACERV_BIN] = "tracerv-bin",
-    [TRACE_FMT_TRACERV_TEXT] = "tracerv-text",
-    [TRACE_FMT_FIREPERF] = "fireperf",
-    [TRACE_FMT_SPIKE] = "spike",
-    [TRACE_FMT_QEMU] = "qemu",
-    [TRACE_FMT_OOBT] = "oobt",
-};
-
-enum { NFMT = sizeof(fmt_names) / sizeof(fmt_names[0]), DETECT_BYTES = 64 * 1024 };
-
-const char *trace_format_name(enum trace_format f)
-{
-	return (unsigned)f < NFMT ? fmt_names[f] : "unknown";
-}
-
-int trace_format_parse(const char *name, enum trace_format *out)
-{
-	for (unsigned i = 0; i < NFMT; i++) {
-		if (name && strcmp(name, fmt_names[i]) == 0) {
-			*out = (enum trace_format)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
+enum { DETECT_BYTES = 64 * 1024 };
 
 void trace_excerpt(const char *line, size_t n, char *buf, size_t size)
 {
@@ -97,7 +70,7 @@ int trace_clock_header(struct trace_reader *r, struct oob_err *err)
 	if (!nl)
 		return oob_err_set(err, -EINVAL,
 				   "%s: line 1: clock header line not ended within 4096 bytes",
-				   trace_format_name(r->ops->fmt));
+				   r->fmt->name);
 	size_t len = (size_t)(nl - p);
 	if (len && p[len - 1] == '\r')
 		len--;
@@ -107,96 +80,11 @@ int trace_clock_header(struct trace_reader *r, struct oob_err *err)
 		return oob_err_set(err, -EINVAL,
 				   "%s: line 1: expected \"# Clock Domain: NAME, Relative "
 				   "Frequency: M/D of Base Clock\", got \"%s\"",
-				   trace_format_name(r->ops->fmt), ex);
+				   r->fmt->name, ex);
 	}
 	const char *line;
 	long k = in_getline(r->in, &line, err);
 	return k < -1 ? (int)k : 1;
-}
-
-/* Index of the end of the line starting at i (the '\n' or n). */
-static size_t line_end(const uint8_t *p, size_t i, size_t n)
-{
-	const uint8_t *nl = memchr(p + i, '\n', n - i);
-	return nl ? (size_t)(nl - p) : n;
-}
-
-static int starts(const uint8_t *p, size_t n, const char *lit)
-{
-	size_t k = strlen(lit);
-	return n >= k && memcmp(p, lit, k) == 0;
-}
-
-/* "<word> <spaces> <digits>:" as in "core   0:" and "Trace 0:". */
-static int word_num_colon(const uint8_t *p, size_t n, const char *word)
-{
-	size_t k = strlen(word), i = k, d = 0;
-	if (n <= k || memcmp(p, word, k) != 0 || p[k] != ' ')
-		return 0;
-	while (i < n && p[i] == ' ')
-		i++;
-	while (i < n && p[i] >= '0' && p[i] <= '9')
-		i++, d++;
-	return d > 0 && i < n && p[i] == ':';
-}
-
-/* The first text lines decide; qemu logs may open with in_asm blocks. */
-static enum trace_format detect_text(const uint8_t *p, size_t n)
-{
-	size_t i = 0;
-	for (int lines = 0; i < n && lines < 400; lines++) {
-		size_t e = line_end(p, i, n), len = e - i;
-		const uint8_t *l = p + i;
-		i = e + 1;
-		if (len && l[len - 1] == '\r')
-			len--;
-		if (!len)
-			continue;
-		if (word_num_colon(l, len, "core"))
-			return TRACE_FMT_SPIKE;
-		if (word_num_colon(l, len, "Trace"))
-			return TRACE_FMT_QEMU;
-		if (starts(l, len, "Cycle: "))
-			return TRACE_FMT_TRACERV_TEXT;
-		if (starts(l, len, "Indent: ") || starts(l, len, "WARN: STACK ZEROED"))
-			return TRACE_FMT_FIREPERF;
-		/* in_asm and other QEMU -d lines before the first Trace line */
-		if (starts(l, len, "----------------") || starts(l, len, "IN:") ||
-		    starts(l, len, "Priv:") || starts(l, len, "0x") ||
-		    starts(l, len, "Stopped execution") ||
-		    starts(l, len, "riscv_cpu_do_interrupt") || starts(l, len, "cpu_io_recompile"))
-			continue;
-		return TRACE_FMT_AUTO;
-	}
-	return TRACE_FMT_AUTO;
-}
-
-enum trace_format trace_detect(const uint8_t *p, size_t n)
-{
-	static const uint8_t lz4[4] = {0x04, 0x22, 0x4d, 0x18};
-	struct trace_tracerv_opts lay;
-	if (n >= OOBT_MAGIC_LEN && memcmp(p, OOBT_MAGIC, OOBT_MAGIC_LEN) == 0)
-		return TRACE_FMT_OOBT;
-	if (n >= 4 && memcmp(p, lz4, 4) == 0)
-		return TRACE_FMT_AUTO;
-	if (starts(p, n, "# Clock Domain:")) {
-		size_t e = line_end(p, 0, n);
-		if (e == n)
-			return TRACE_FMT_AUTO;
-		const uint8_t *rest = p + e + 1;
-		size_t rn = n - e - 1;
-		if (!rn)
-			return TRACE_FMT_TRACERV_BIN; /* a header and no record yet */
-		enum trace_format f = detect_text(rest, rn);
-		if (f == TRACE_FMT_TRACERV_TEXT || f == TRACE_FMT_FIREPERF)
-			return f;
-		return trace_tracerv_guess(rest, rn, &lay) ? TRACE_FMT_TRACERV_BIN : TRACE_FMT_AUTO;
-	}
-	enum trace_format f = detect_text(p, n);
-	if (f != TRACE_FMT_AUTO)
-		return f;
-	/* No header line: accept binary TracerV only when the layout is clear. */
-	return trace_tracerv_guess(p, n, &lay) >= 16 ? TRACE_FMT_TRACERV_BIN : TRACE_FMT_AUTO;
 }
 
 static int fireperf_open(struct trace_reader *r, struct oob_err *err)
@@ -218,28 +106,9 @@ static void fireperf_close(struct trace_reader *r)
 {
 }
 
-static const struct trace_fmt_ops fireperf_ops = {TRACE_FMT_FIREPERF, fireperf_open, fireperf_next,
-						  fireperf_close};
-
-static const struct trace_fmt_ops *ops_of(enum trace_format f)
-{
-	switch (f) {
-	case TRACE_FMT_TRACERV_BIN:
-		return &trace_tracerv_bin_ops;
-	case TRACE_FMT_TRACERV_TEXT:
-		return &trace_tracerv_text_ops;
-	case TRACE_FMT_FIREPERF:
-		return &fireperf_ops;
-	case TRACE_FMT_SPIKE:
-		return &trace_spike_ops;
-	case TRACE_FMT_QEMU:
-		return &trace_qemu_ops;
-	case TRACE_FMT_OOBT:
-		return &trace_oobt_ops;
-	default:
-		return NULL;
-	}
-}
+/* FirePerf logs open (so that their format is known) but hold no
+ * instructions. */
+const struct trace_fmt_ops trace_fireperf_ops = {fireperf_open, fireperf_next, fireperf_close};
 
 static int detect(struct trace_reader *r, enum trace_format *f, struct oob_err *err)
 {
@@ -283,11 +152,12 @@ struct trace_reader *trace_open_stream(struct in_stream *s, const struct trace_o
 	f = r->opts.format;
 	if (f == TRACE_FMT_AUTO && detect(r, &f, err) < 0)
 		goto fail;
-	r->ops = ops_of(f);
-	if (!r->ops) {
+	r->fmt = trace_format_row(f);
+	if (!r->fmt || !r->fmt->ops) {
 		oob_err_set(err, -EINVAL, "unknown trace format %d", (int)f);
 		goto fail;
 	}
+	r->ops = r->fmt->ops;
 	alloc_batch(r);
 	if (r->ops->open(r, err) < 0)
 		goto fail;
@@ -342,7 +212,7 @@ int trace_next(struct trace_reader *r, const struct trace_batch **out, struct oo
 	if (rc < 0 || (rc > 0 && !r->b.n)) {
 		if (rc >= 0)
 			rc = oob_err_set(&e, -EIO, "%s: reader returned an empty batch",
-					 trace_format_name(r->ops->fmt));
+					 r->fmt->name);
 		/* Name the file, unless the message already starts with it. */
 		if (strncmp(e.msg, in_name(r->in), strlen(in_name(r->in))) != 0)
 			oob_err_prefix(&e, "%s", in_name(r->in));
@@ -380,7 +250,7 @@ int trace_next(struct trace_reader *r, const struct trace_batch **out, struct oo
 
 enum trace_format trace_reader_format(const struct trace_reader *r)
 {
-	return r->ops->fmt;
+	return r->fmt->fmt;
 }
 
 unsigned trace_reader_fields(const struct trace_reader *r)

@@ -9,14 +9,10 @@
  * have (register writebacks, CSR writes, memory accesses, sideband events)
  * comes as a list of extras, each naming the record index it belongs to.
  *
- * Formats (auto-detected from the first bytes, LZ4 frames transparent):
- *   tracerv-bin   FireSim TracerV output_format 1 (all three layouts)
- *   tracerv-text  FireSim TracerV output_format 0
- *   fireperf      FirePerf output_format 2 (stack events, no instructions:
- *                 see fireperf.h; trace_next refuses it)
- *   spike         spike -l --log-commits
- *   qemu          qemu -singlestep -d nochain,exec[,in_asm] logs
- *   oobt          oobprof's native format (docs/formats/OOBT.md)
+ * Formats: the rows of trace_formats.h with ops (tracerv-bin, tracerv-text,
+ * fireperf, spike, qemu, oobt), detected from the first bytes when
+ * opts->format is TRACE_FMT_AUTO; LZ4 frames are transparent. A FirePerf
+ * log opens but holds stack events, no instructions: see fireperf.h.
  *
  * Thread-safety: a reader is used by one thread at a time.
  */
@@ -27,25 +23,11 @@
 
 #include "util/in.h"
 #include "util/oob_err.h"
+#include "trace/trace_formats.h"
 
 #define TRACE_BATCH_MAX 4096
 /* A batch never carries more extras than this (readers end a batch early). */
 #define TRACE_X_MAX (4 * TRACE_BATCH_MAX)
-
-enum trace_format {
-	TRACE_FMT_AUTO = 0,
-	TRACE_FMT_TRACERV_BIN,
-	TRACE_FMT_TRACERV_TEXT,
-	TRACE_FMT_FIREPERF,
-	TRACE_FMT_SPIKE,
-	TRACE_FMT_QEMU,
-	TRACE_FMT_OOBT,
-};
-
-/* "tracerv-bin", ...; "auto" for TRACE_FMT_AUTO. */
-const char *trace_format_name(enum trace_format f);
-/* Parses a name as printed by trace_format_name; -EINVAL if unknown. */
-int trace_format_parse(const char *name, enum trace_format *out);
 
 /* Fields a reader fills (trace_reader_fields). */
 enum {
@@ -153,10 +135,5 @@ uint64_t trace_reader_raw_bytes(const struct trace_reader *r);
 /* A one-line description of detected parameters, e.g. "tracerv-bin: 16-byte
  * records, width 1, valid bit 63, lz4". Valid while r lives. */
 const char *trace_reader_describe(const struct trace_reader *r);
-
-/* Detects the format from the first bytes of a (decompressed) stream (a few
- * KB are enough: trace_open looks at up to 64 KiB). Returns the format or
- * TRACE_FMT_AUTO if none matches. Thread-safe. */
-enum trace_format trace_detect(const uint8_t *p, size_t n);
 
 #endif

@@ -2,7 +2,7 @@
  * trace_impl: what trace.c shares with the per-format readers
  * (trace_<format>.c) and fireperf.c. Not a public header.
  *
- * trace.c detects the format, allocates the batch arrays (with
+ * trace.c detects the format (trace_formats.c), allocates the batch arrays (with
  * TRACE_BATCH_SLACK spare records so that decoders may write a few records
  * past n unconditionally and extras arrays of TRACE_X_MAX), and calls the
  * format's ops. A format's next() fills r->pc/cycle/insn/priv/x from index 0
@@ -24,8 +24,8 @@
 
 struct trace_reader;
 
+/* A format's reader (the ops of its row in trace_formats.c). */
 struct trace_fmt_ops {
-	enum trace_format fmt;
 	/* Reads and checks the header if any; sets r->fields, r->desc, clock
 	 * ratio and allocates r->st. 0 or negative errno + err. */
 	int (*open)(struct trace_reader *r, struct oob_err *err);
@@ -35,7 +35,8 @@ struct trace_fmt_ops {
 };
 
 struct trace_reader {
-	const struct trace_fmt_ops *ops;
+	const struct trace_format_row *fmt;
+	const struct trace_fmt_ops *ops; /* fmt->ops */
 	struct in_stream *in;
 	struct trace_opts opts;
 	unsigned fields;
@@ -60,6 +61,7 @@ extern const struct trace_fmt_ops trace_tracerv_text_ops;
 extern const struct trace_fmt_ops trace_spike_ops;
 extern const struct trace_fmt_ops trace_qemu_ops;
 extern const struct trace_fmt_ops trace_oobt_ops;
+extern const struct trace_fmt_ops trace_fireperf_ops;
 
 /* Parses "# Clock Domain: NAME, Relative Frequency: M/D of Base Clock".
  * Returns 0 and the tile-to-base ratio (num = D, den = M), -EINVAL if the line

@@ -550,4 +550,4 @@ static int oobt_next(struct trace_reader *r, struct oob_err *err)
 	}
 }
 
-const struct trace_fmt_ops trace_oobt_ops = {TRACE_FMT_OOBT, oobt_open, oobt_next, oobt_close};
+const struct trace_fmt_ops trace_oobt_ops = {oobt_open, oobt_next, oobt_close};

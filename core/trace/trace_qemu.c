@@ -341,4 +341,4 @@ static int qemu_next(struct trace_reader *r, struct oob_err *err)
 	}
 }
 
-const struct trace_fmt_ops trace_qemu_ops = {TRACE_FMT_QEMU, qemu_open, qemu_next, qemu_close};
+const struct trace_fmt_ops trace_qemu_ops = {qemu_open, qemu_next, qemu_close};

@@ -437,4 +437,4 @@ static int spike_next(struct trace_reader *r, struct oob_err *err)
 	}
 }
 
-const struct trace_fmt_ops trace_spike_ops = {TRACE_FMT_SPIKE, spike_open, spike_next, spike_close};
+const struct trace_fmt_ops trace_spike_ops = {spike_open, spike_next, spike_close};

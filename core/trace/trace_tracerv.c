@@ -238,8 +238,7 @@ static int tvbin_next(struct trace_reader *r, struct oob_err *err)
 	return b->n ? 1 : 0;
 }
 
-const struct trace_fmt_ops trace_tracerv_bin_ops = {TRACE_FMT_TRACERV_BIN, tvbin_open, tvbin_next,
-						    tv_close};
+const struct trace_fmt_ops trace_tracerv_bin_ops = {tvbin_open, tvbin_next, tv_close};
 
 static int tvtext_open(struct trace_reader *r, struct oob_err *err)
 {
@@ -298,5 +297,4 @@ static int tvtext_next(struct trace_reader *r, struct oob_err *err)
 	return b->n ? 1 : 0;
 }
 
-const struct trace_fmt_ops trace_tracerv_text_ops = {TRACE_FMT_TRACERV_TEXT, tvtext_open,
-						     tvtext_next, tv_close};
+const struct trace_fmt_ops trace_tracerv_text_ops = {tvtext_open, tvtext_next, tv_close};

@@ -181,10 +181,9 @@ static int fill(struct in_stream *s, size_t want, struct oob_err *err)
 /* Reads the first bytes to tell an LZ4 frame from plain data. */
 static int prime(struct in_stream *s, int lz4, struct oob_err *err)
 {
-	static const uint8_t magic[4] = {0x04, 0x22, 0x4d, 0x18};
 	size_t n = 0;
 	s->zbuf = oob_xmalloc(ZBUF_CAP);
-	while (lz4 != 0 && n < 4) {
+	while (lz4 != 0 && n < IN_LZ4_MAGIC_LEN) {
 		long k = raw_read(s, s->zbuf + n, ZBUF_CAP - n, err);
 		if (k < 0)
 			return (int)k;
@@ -192,7 +191,8 @@ static int prime(struct in_stream *s, int lz4, struct oob_err *err)
 			break;
 		n += (size_t)k;
 	}
-	int is_lz4 = lz4 == 1 || (lz4 < 0 && n >= 4 && memcmp(s->zbuf, magic, 4) == 0);
+	int is_lz4 = lz4 == 1 || (lz4 < 0 && n >= IN_LZ4_MAGIC_LEN &&
+				  memcmp(s->zbuf, IN_LZ4_MAGIC, IN_LZ4_MAGIC_LEN) == 0);
 	/* a small plain buffer in memory needs no 4 MiB window (fuzzers) */
 	s->cap = BUF_CAP;
 	if (!is_lz4 && s->src == SRC_MEM && s->mem_len < BUF_CAP)

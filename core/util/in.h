@@ -82,6 +82,11 @@ int in_line_unterminated(const struct in_stream *s);
 uint64_t in_line_offset(const struct in_stream *s);
 /* Raw (possibly compressed) bytes read from the fd so far: progress reporting. */
 uint64_t in_raw_bytes(const struct in_stream *s);
+/* The first bytes of an LZ4 frame (LZ4F_MAGICNUMBER, little-endian): the one
+ * spelling of it for every module that tells LZ4 data from plain data. */
+#define IN_LZ4_MAGIC	 "\x04\x22\x4d\x18"
+#define IN_LZ4_MAGIC_LEN 4
+
 /* 1 if the source is LZ4 framed. */
 int in_is_lz4(const struct in_stream *s);
 const char *in_name(const struct in_stream *s);

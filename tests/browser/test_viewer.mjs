@@ -147,6 +147,17 @@ async function main() {
   page.on('dialog', (d) => d.accept());
   let jobId = null;
   try {
+    await R.run('dashboard: the format list is what `oobprof --help` reads', async () => {
+      const help = spawnSync(path.join(BUILD, 'oobprof'), ['--help'], { encoding: 'utf8' });
+      const m = (help.stdout + help.stderr).replace(/\s+/g, ' ').match(/trace format \(([^)]*)\)/);
+      check(m, 'no --format list in oobprof --help');
+      const want = m[1].split(', ');
+      await page.goto(srv.url + '/');
+      await page.waitForFunction((n) => document.querySelectorAll('#up-format option').length === n,
+        want.length, { timeout: 10000 }).catch(() => {});
+      const got = await page.locator('#up-format option').evaluateAll((os) => os.map((o) => o.value));
+      check(JSON.stringify(got) === JSON.stringify(want), `options ${got} != ${want}`);
+    });
     jobId = await R.run('dashboard: a job uploaded through the form is listed and finishes', async () => {
       await page.goto(srv.url + '/');
       await page.waitForSelector('#upload-form');

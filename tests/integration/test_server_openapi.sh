@@ -77,4 +77,51 @@ if [ $bad -eq 0 ]; then
 else
 	fail "live routes" "$bad of $n not routed: $(head -n 3 "$W/unrouted")"
 fi
+# The format table (GET /api/v1/formats) and the documentation agree: every
+# format enum of openapi.yaml (Trace.format, the upload's ?format=) is "auto"
+# then the table's names, in table order. A format added to the table but not
+# to the documentation fails here, and the other way round.
+st=$(http GET "$SRV_URL/api/v1/formats" "$W/formats.json")
+if [ "$st" != 200 ]; then
+	fail "format enums" "GET /api/v1/formats -> $st: $(head -c 200 "$W/formats.json")"
+else
+	python3 - "$OOB_SRCDIR/api/openapi.yaml" "$W/formats.json" <<'EOF2'
+import json, re, sys
+T = "test_server_openapi"
+spec, got = sys.argv[1:]
+table = json.load(open(got))
+names = ["auto"] + [f["name"] for f in table["formats"]]
+# Every "format: {... enum: [...]}" line and every "name: format" parameter's
+# schema line: read as text, so that PyYAML is not needed.
+lines = open(spec).read().split("\n")
+enums = []
+for i, line in enumerate(lines):
+    m = re.search(r"\benum: \[([^\]]*)\]", line)
+    if not m:
+        continue
+    if re.match(r"^\s*format:", line) or (i >= 2 and "name: format" in lines[i - 2]):
+        enums.append((i + 1, [x.strip() for x in m.group(1).split(",")]))
+bad = [(n, e) for n, e in enums if e != names]
+ok = len(enums) >= 2 and not bad and table.get("default") == "auto"
+ok = ok and all(isinstance(f.get("description"), str) and f["description"]
+                and isinstance(f.get("extensions"), list)
+                and isinstance(f.get("readable"), bool)
+                and isinstance(f.get("detected"), bool) for f in table["formats"])
+if ok:
+    print("PASS: %s: format enums of openapi.yaml (%d) = auto + GET /api/v1/formats (%s)"
+          % (T, len(enums), ", ".join(names[1:])))
+else:
+    print("FAIL: %s: format enums: served %s; openapi.yaml lines %s" % (T, names, bad or enums))
+EOF2
+fi
+# The viewer's list (readable formats) matches what the CLI reads: the
+# names `oobprof --help` gives for --format.
+help=$("$OOB_BUILDDIR/oobprof" --help 2>&1 | sed -n '/--format F/,/default: detect/p' | tr -d '\n' |
+	sed 's/.*trace format (//; s/).*//; s/  */ /g')
+readable=$(python3 -c 'import json,sys; print(", ".join(["auto"] + [f["name"] for f in json.load(open(sys.argv[1]))["formats"] if f["readable"]]))' "$W/formats.json" 2>/dev/null)
+if [ -n "$help" ] && [ "$help" = "$readable" ]; then
+	pass "readable formats = oobprof --help's --format list ($help)"
+else
+	fail "readable formats" "oobprof --help lists '$help', GET /api/v1/formats '$readable'"
+fi
 srv_stop || fail "clean shutdown" "exit status $? (sanitizer report in $W/data.log?)"

@@ -829,6 +829,120 @@ static void format_names_round_trip(void)
 	CHECK_STR(trace_format_name((enum trace_format)99), "unknown");
 }
 
+/* The table's shape: a row per enum value at index value - 1, names unique,
+ * ops exactly for the formats trace_open reads. */
+static void format_table_rows(void)
+{
+	size_t n;
+	const struct trace_format_row *t = trace_formats(&n);
+	CHECK_EQ(n, TRACE_FMT_END - 1);
+	for (size_t i = 0; i < n; i++) {
+		CHECK_EQ(t[i].fmt, i + 1);
+		CHECK(trace_format_row(t[i].fmt) == &t[i]);
+		CHECK(trace_format_find(t[i].name) == &t[i]);
+		CHECK(t[i].description && t[i].description[0] && t[i].extensions);
+		CHECK_EQ(!!t[i].ops, t[i].fmt <= TRACE_FMT_OOBT);
+	}
+	CHECK(!trace_format_row(TRACE_FMT_AUTO) && !trace_format_row(TRACE_FMT_END));
+	CHECK(!trace_format_find("auto") && !trace_format_find(NULL));
+	/* the upload kinds have names but trace_open does not read them */
+	enum trace_format g = TRACE_FMT_OOBT;
+	CHECK_EQ(trace_format_parse("events", &g), -EINVAL);
+	CHECK_EQ(trace_format_parse("gotrace", &g), -EINVAL);
+	CHECK_EQ(g, TRACE_FMT_OOBT);
+	CHECK_STR(trace_format_name(TRACE_FMT_GOTRACE), "gotrace");
+	char buf[256];
+	CHECK_STR(trace_format_list(buf, sizeof(buf), TRACE_FORMATS_READ, " or "),
+		  "auto, tracerv-bin, tracerv-text, fireperf, spike, qemu or oobt");
+	CHECK_STR(trace_format_list(buf, sizeof(buf), TRACE_FORMATS_ALL, ", "),
+		  "auto, tracerv-bin, tracerv-text, fireperf, spike, qemu, oobt, events, gotrace");
+	CHECK_STR(trace_format_list(buf, 12, TRACE_FORMATS_ALL, ", "), "auto, trace");
+}
+
+/* On every fixture whose format is known from how it was made, the probe of
+ * that format is strictly the most confident one (so no probe claims
+ * another format's files, and no tie is left to table order), and files
+ * of no format get TRACE_PROBE_NO from every probe. */
+static void probes_refuse_other_formats(void)
+{
+	static const struct {
+		const char *gen, *shared; /* one of the two */
+		enum trace_format f;	  /* TRACE_FMT_AUTO: none */
+	} files[] = {
+	    {"readers/spike.log", NULL, TRACE_FMT_SPIKE},
+	    {"readers/spike.log.lz4", NULL, TRACE_FMT_SPIKE},
+	    {"readers/spike-2core.log", NULL, TRACE_FMT_SPIKE},
+	    {"readers/spike-l.log", NULL, TRACE_FMT_SPIKE},
+	    {"readers/rdprog.qemu.log", NULL, TRACE_FMT_QEMU},
+	    {"readers/rdprog.qemu.log.lz4", NULL, TRACE_FMT_QEMU},
+	    {"readers/bare.qemu.log", NULL, TRACE_FMT_QEMU},
+	    {NULL, "fixtures/go-traces/demo-go1.19.8-linux-riscv64-qemu-exec-log-first400.txt",
+	     TRACE_FMT_QEMU},
+	    {"readers/tv-old8-v40.bin", NULL, TRACE_FMT_TRACERV_BIN},
+	    {"readers/tv-c-v40-w1.bin", NULL, TRACE_FMT_TRACERV_BIN},
+	    {"readers/tv-c-v40-w2.bin", NULL, TRACE_FMT_TRACERV_BIN},
+	    {"readers/tv-c-v63-w1.bin", NULL, TRACE_FMT_TRACERV_BIN},
+	    {"readers/tv-c-v63-w2.bin", NULL, TRACE_FMT_TRACERV_BIN},
+	    {"readers/tv-c-v63-w2.bin.lz4", NULL, TRACE_FMT_TRACERV_BIN},
+	    {"readers/tv-c-v63-w3.bin", NULL, TRACE_FMT_TRACERV_BIN},
+	    {"readers/tv-c-v63-w7.bin", NULL, TRACE_FMT_TRACERV_BIN},
+	    {"readers/tv-wide12-v63.bin", NULL, TRACE_FMT_TRACERV_BIN},
+	    {"readers/tv-nohdr-v63-w1.bin", NULL, TRACE_FMT_TRACERV_BIN},
+	    {"readers/tv-text.txt", NULL, TRACE_FMT_TRACERV_TEXT},
+	    {"readers/tv-text.txt.lz4", NULL, TRACE_FMT_TRACERV_TEXT},
+	    {"readers/fireperf.txt", NULL, TRACE_FMT_FIREPERF},
+	    {"go/demo.oobt", NULL, TRACE_FMT_OOBT},
+	    {"go/demo-sleep.oobt", NULL, TRACE_FMT_OOBT},
+	    {"go/demo.trace", NULL, TRACE_FMT_GOTRACE},
+	    {"go/user_task_region_1_19_good.lz4", NULL, TRACE_FMT_GOTRACE},
+	    {NULL, "fixtures/go-traces/demo-go1.19.8-linux-riscv64-qemu.trace", TRACE_FMT_GOTRACE},
+	    {NULL, "fixtures/go-traces/go125-sync.converted.bin", TRACE_FMT_GOTRACE},
+	    {"readers/rdprog", NULL, TRACE_FMT_AUTO}, /* an ELF */
+	    {"readers/spike.truth", NULL, TRACE_FMT_AUTO},
+	    {NULL, "fixtures/go-traces/README.md", TRACE_FMT_AUTO},
+	};
+	size_t nrows, seen = 0;
+	const struct trace_format_row *rows = trace_formats(&nrows);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		const char *path =
+		    files[i].gen ? oobtest_gen(files[i].gen) : oobtest_shared(files[i].shared);
+		const char *name = files[i].gen ? files[i].gen : files[i].shared;
+		struct oob_err e = {0};
+		const uint8_t *p;
+		if (!path)
+			continue;
+		struct in_stream *s = in_open(path, NULL, &e);
+		long n = s ? in_peek(s, &p, 64 * 1024, &e) : -1;
+		if (n <= 0) {
+			fprintf(stderr, "%s: %s\n", name, e.msg);
+			in_close(s);
+			CHECK(n > 0);
+		}
+		unsigned want = 0, other = 0;
+		const char *rival = "";
+		for (size_t k = 0; k < nrows; k++) {
+			unsigned c = rows[k].probe ? rows[k].probe(p, (size_t)n) : 0;
+			if (rows[k].fmt == files[i].f) {
+				want = c;
+			} else if (c >= other) {
+				other = c;
+				rival = rows[k].name;
+			}
+		}
+		const struct trace_format_row *r =
+		    trace_format_detect(p, (size_t)n, TRACE_FORMATS_ALL);
+		in_close(s);
+		if (files[i].f == TRACE_FMT_AUTO ? other != 0 : want <= other)
+			fprintf(stderr, "%s: %s %u, %s %u\n", name, trace_format_name(files[i].f),
+				want, rival, other);
+		CHECK(files[i].f == TRACE_FMT_AUTO ? other == 0 && !r
+						   : want > other && r && r->fmt == files[i].f);
+		seen++;
+	}
+	if (!seen)
+		SKIP("no fixture");
+}
+
 static void fireperf_log_matches_truth(void)
 {
 	const char *p = oobtest_gen("readers/fireperf.txt");
@@ -1105,6 +1219,8 @@ int main(void)
 	RUN(overlong_line_is_an_error);
 	RUN(detect_from_first_bytes);
 	RUN(format_names_round_trip);
+	RUN(format_table_rows);
+	RUN(probes_refuse_other_formats);
 	RUN(fireperf_log_matches_truth);
 	RUN(fireperf_lines);
 	RUN(writer_is_atomic_and_strict);
