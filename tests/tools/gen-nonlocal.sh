@@ -122,14 +122,18 @@ for pc in sorted(c):
 		return
 	}
 	if [ "$mode" = pie ]; then
-		# The same load bases as the plugin run: each ELF's entry point ran.
-		while read -r path base; do
+		# The same load bases as the plugin run: the program's and ld.so's
+		# entry points ran (a library's e_entry never runs; the libraries
+		# follow from ld.so's mmaps, in the same order in both runs).
+		head -n 2 "$p.maps" | while read -r path base; do
 			entry=$("${CROSS}readelf" -h "$path" | awk '/Entry point/ { print $4 }')
 			want=$(printf '0x%x' $((base + entry)))
-			case $path in */libc.so.6) continue ;; esac
 			grep -q "^$want " "$p.exec.tmp.hist" ||
-				fail "$name: the -d exec run did not load $path at $base (no $want)"
-		done <"$p.maps"
+				echo "FAIL: gen-nonlocal: $name: the -d exec run did not load $path at $base"
+		done | grep . && {
+			status=1
+			return
+		}
 	fi
 	lz4 -q -f "$p.exec.tmp.log" "$p.exec.log.lz4" && mv "$p.exec.tmp.hist" "$p.exec.hist" &&
 		mv "$p.exec.tmp.out" "$p.exec.out" || fail "$name: compressing $p.exec.tmp.log"

@@ -332,7 +332,8 @@ def cmd_sp(argv):
                 continue
             sp = next(iter(base))
             for t in toks[:-1]:
-                sp -= sizes.get(t, sizes.get(next(iter(names.alias.get(t, {t}))), 0))
+                # objdump labels a function by one of its aliases
+                sp -= max(sizes.get(a, 0) for a in names.alias.get(t, {t}) | {t})
             expect[sp] += c
         if not expect:
             continue
