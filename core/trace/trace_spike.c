@@ -1,5 +1,8 @@
 /* spike reader: `spike --log-commits` lines, and the `-l` lines when a log has
- * no commit lines.
+ * no commit lines. Lines that describe no instruction are accepted and
+ * skipped: "core N: >>>>  SYMBOL" (Spike names the function it enters when
+ * it has the ELF's symbols: pk and full-system runs) and the "tval2" and
+ * "tinst" lines that follow a hypervisor trap's "tval".
  *
  * A line is parsed fully before anything is appended to the batch; a line
  * that does not fit (batch full, another hart, extras array full) is copied
@@ -297,6 +300,16 @@ static int parse_line(struct spike_st *st, const char *s, const char *e, const c
 		}
 		return L_EXCEPTION;
 	}
+	if (!TRACE_LIT(&s, e, ">>>>"))
+		return L_OTHER;
+	trace_skip_spaces(&s, e);
+	if (!TRACE_LIT(&s, e, "tval2 ") || !TRACE_LIT(&s, e, "tinst ")) {
+		if (trace_0x(&s, e, &v)) {
+			*what = "\"tval2 0x...\" or \"tinst 0x...\"";
+			return -1;
+		}
+		return L_OTHER;
+	}
 	if (!TRACE_LIT(&s, e, "tval ")) {
 		if (trace_0x(&s, e, &c->x[0].addr)) {
 			*what = "\"tval 0x...\"";
@@ -304,7 +317,7 @@ static int parse_line(struct spike_st *st, const char *s, const char *e, const c
 		}
 		return L_TVAL;
 	}
-	*what = "a commit, disassembly, exception or tval line";
+	*what = "a commit, disassembly, exception, tval or \">>>>  symbol\" line";
 	return -1;
 }
 

@@ -710,6 +710,79 @@ static void oobt_every_byte_flipped(void)
 	}
 }
 
+/* Spike prints "core N: >>>>  SYMBOL" before the first instruction of a
+ * function it has a symbol for, and "tval2"/"tinst" after a hypervisor
+ * trap's "tval": none is an instruction. The same log with and without them
+ * gives the same records (commit and -l logs alike); a trap's cause and
+ * tval still reach the next record. */
+static void spike_symbol_and_trap_lines_are_skipped(void)
+{
+	static const char *const logs[2][2] = {
+	    {"core   0: 3 0x0000000080000000 (0x00000297) x5  0x0000000080000000\n"
+	     "core   0: 3 0x0000000080000004 (0x00a0006f)\n"
+	     "core   0: exception trap_load_page_fault, epc 0x0000000080000014\n"
+	     "core   0:           tval 0x0000000000001000\n"
+	     "core   0: 3 0x0000000080000100 (0x00000013)\n",
+	     "core   0: >>>>  _start\n"
+	     "core   0: 3 0x0000000080000000 (0x00000297) x5  0x0000000080000000\n"
+	     "core   0: 3 0x0000000080000004 (0x00a0006f)\n"
+	     "core   0: exception trap_load_page_fault, epc 0x0000000080000014\n"
+	     "core   0:           tval 0x0000000000001000\n"
+	     "core   0:           tval2 0x0000000000000000\n"
+	     "core   0:           tinst 0x0000000000000000\n"
+	     "core   0: >>>>  handle_exception\n"
+	     "core   0: 3 0x0000000080000100 (0x00000013)\n"},
+	    {"core   0: 0x0000000080000000 (0x00000297) auipc   t0, 0x0\n"
+	     "core   0: 0x0000000080000004 (0x00a0006f) j       pc + 0xa\n",
+	     "core   0: >>>>  _start\n"
+	     "core   0: 0x0000000080000000 (0x00000297) auipc   t0, 0x0\n"
+	     "core   0: >>>>  main\n"
+	     "core   0: 0x0000000080000004 (0x00a0006f) j       pc + 0xa\n"},
+	};
+	for (int k = 0; k < 2; k++) {
+		uint64_t pcs[2][8], causes[2] = {0, 0}, tvals[2] = {0, 0};
+		uint32_t n[2] = {0, 0};
+		for (int v = 0; v < 2; v++) {
+			struct oob_err e = {0};
+			struct trace_reader *r = open_bytes(logs[k][v], strlen(logs[k][v]), &e);
+			CHECK(r);
+			if (!r)
+				return;
+			const struct trace_batch *b;
+			int rc;
+			while ((rc = trace_next(r, &b, &e)) > 0) {
+				for (uint32_t i = 0; i < b->n && n[v] < 8; i++)
+					pcs[v][n[v]++] = b->pc[i];
+				for (uint32_t j = 0; j < b->nx; j++)
+					if (b->x[j].kind == TRACE_X_TRAP) {
+						causes[v] = b->x[j].val;
+						tvals[v] = b->x[j].addr;
+					}
+			}
+			CHECK_EQ(rc, 0);
+			trace_close(r);
+		}
+		CHECK_EQ(n[0], k ? 2u : 3u);
+		CHECK_EQ(n[1], n[0]);
+		CHECK(memcmp(pcs[0], pcs[1], n[0] * sizeof(uint64_t)) == 0);
+		CHECK_EQ(causes[1], causes[0]);
+		CHECK_EQ(tvals[1], tvals[0]);
+		if (!k) {
+			CHECK_EQ(causes[1], 13u);
+			CHECK_EQ(tvals[1], 0x1000u);
+		}
+	}
+	struct oob_err e = {0};
+	uint64_t got;
+	const char *bad = "core   0: 3 0x0000000080000000 (0x00000297)\n"
+			  "core   0:           tinst zz\n";
+	struct trace_reader *r = open_bytes(bad, strlen(bad), &e);
+	CHECK(r);
+	CHECK_EQ(drain(r, &got, &e), -EINVAL);
+	CHECK(strstr(e.msg, "line 2") && strstr(e.msg, "tinst"));
+	trace_close(r);
+}
+
 static void text_garbage_names_the_line(void)
 {
 	struct oob_err e = {0};
@@ -1200,6 +1273,7 @@ int main(void)
 	RUN(spike_lz4_matches_truth);
 	RUN(spike_two_harts_batch_per_hart);
 	RUN(spike_l_lines_without_commits);
+	RUN(spike_symbol_and_trap_lines_are_skipped);
 	RUN(qemu_user_log_matches_truth);
 	RUN(qemu_user_lz4_matches_truth);
 	RUN(qemu_system_log_priv_and_traps);
