@@ -120,8 +120,8 @@ static void match_start(struct tracker *t, struct tracker_hart *h, const struct 
 	}
 }
 
-static struct code_block *match_user_entry(struct tracker *t, struct tracker_hart *h,
-					   struct code_block *nb, uint32_t i)
+static struct code_block *match_enter(struct tracker *t, struct tracker_hart *h,
+				      struct code_block *nb, uint32_t i)
 {
 	unsigned k = tracker_match_begin(t->run, h, nb->start);
 	if (!k)
@@ -152,7 +152,7 @@ static void match_free(struct tracker *t)
 static const struct tracker_ops match_ops = {
     .source = "matched",
     .on_start = match_start,
-    .on_user_entry = match_user_entry,
+    .on_user_entry = match_enter,
     .on_mismatch = match_mismatch,
     .free = match_free,
 };
@@ -200,8 +200,8 @@ static void bin_start(struct tracker *t, struct tracker_hart *h, const struct tr
 }
 
 /* A return to user space: the stack of the binary that runs there. */
-static struct code_block *bin_user_entry(struct tracker *t, struct tracker_hart *h,
-					 struct code_block *nb, uint32_t i)
+static struct code_block *bin_enter(struct tracker *t, struct tracker_hart *h,
+				    struct code_block *nb, uint32_t i)
 {
 	struct task *k = bin_task(t->run, nb->start);
 	if (k && k != h->task)
@@ -217,7 +217,7 @@ static void bin_free(struct tracker *t)
 static const struct tracker_ops bin_ops = {
     .source = "matched",
     .on_start = bin_start,
-    .on_user_entry = bin_user_entry,
+    .on_user_entry = bin_enter,
     .free = bin_free,
 };
 

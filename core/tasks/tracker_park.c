@@ -62,7 +62,7 @@ static void begin(struct tracker_hart *h, const struct stack *s, uint32_t popped
 	h->low = UINT32_MAX;
 }
 
-static void pk_call(struct tracker *tr, struct tracker_hart *h, uint32_t f, int indirect)
+static void park_on_call(struct tracker *tr, struct tracker_hart *h, uint32_t f, int indirect)
 {
 	struct pktracker *p = (struct pktracker *)tr;
 	const struct park_hooks *k = &p->park.hk;
@@ -101,7 +101,7 @@ static void park_adopt(struct task *t, const struct park_clone *cl)
 /* ret_from_kernel_thread jumps to the new kernel thread's function f: it
  * names the thread and says which clone made it (kernel_thread() is how
  * kthreadd and its children start; anything else is user_mode_thread()'s). */
-static void pk_jump(struct tracker *tr, struct tracker_hart *h, uint32_t f)
+static void park_kthread(struct tracker *tr, struct tracker_hart *h, uint32_t f)
 {
 	struct park *pk = &((struct pktracker *)tr)->park;
 	struct task *t = h->task;
@@ -127,7 +127,7 @@ static void park_new_task(struct pktracker *p, struct tracker_hart *h, uint64_t 
 	struct task *t = proc_task_new(&r->proc, ids_key(IDS_KEY_PARK, ++pk->ntasks),
 				       cl.parent ? cl.parent->ucs : h->task->ucs);
 	park_adopt(t, &cl);
-	/* a kernel thread's clone is known by the function it runs (pk_jump) */
+	/* a kernel thread's clone is known by the function it runs (park_kthread) */
 	t->fn_named = land == pk->hk.kthread_entry;
 	h->task = t;
 	h->stk = &t->stk;
@@ -241,7 +241,7 @@ static void park_recheck(struct pktracker *p, struct tracker_hart *h, uint64_t l
 
 /* A ret out of __switch_to is a context switch; another return may show
  * that a provisional resume was wrong. */
-static void pk_return(struct tracker *tr, struct tracker_hart *h, uint64_t land, uint32_t i)
+static void park_on_return(struct tracker *tr, struct tracker_hart *h, uint64_t land, uint32_t i)
 {
 	struct pktracker *p = (struct pktracker *)tr;
 	const struct stack_entry *top = stack_top(h->stk);
@@ -252,8 +252,8 @@ static void pk_return(struct tracker *tr, struct tracker_hart *h, uint64_t land,
 }
 
 /* An interrupt came as __switch_to returned: its return is the switch. */
-static void pk_trap_return(struct tracker *tr, struct tracker_hart *h, struct code_block *nb,
-			   uint32_t i)
+static void park_on_trap_return(struct tracker *tr, struct tracker_hart *h, struct code_block *nb,
+				uint32_t i)
 {
 	struct pktracker *p = (struct pktracker *)tr;
 	if (h->stk->n && stack_top(h->stk)->frame == p->park.hk.switch_to &&
@@ -352,8 +352,8 @@ static struct code_block *park_match_enter(struct tracker_run *r, struct tracker
 
 /* The return to user space confirms the resume, or shows which candidate
  * it was; then the user code that runs is chosen. */
-static struct code_block *pk_user_entry(struct tracker *tr, struct tracker_hart *h,
-					struct code_block *nb, uint32_t i)
+static struct code_block *park_user(struct tracker *tr, struct tracker_hart *h,
+				    struct code_block *nb, uint32_t i)
 {
 	struct pktracker *p = (struct pktracker *)tr;
 	struct tracker_run *r = tr->run;
@@ -391,8 +391,8 @@ static struct code_block *pk_user_entry(struct tracker *tr, struct tracker_hart 
 
 /* Matching changed its mind: the same task, but what the run pushed was
  * read in the wrong binary. */
-static struct code_block *pk_mismatch(struct tracker *tr, struct tracker_hart *h,
-				      struct code_block *nb, uint32_t i)
+static struct code_block *park_mismatch(struct tracker *tr, struct tracker_hart *h,
+					struct code_block *nb, uint32_t i)
 {
 	struct tracker_run *r = tr->run;
 	if (!((struct pktracker *)tr)->matching)
@@ -412,13 +412,13 @@ static struct code_block *pk_mismatch(struct tracker *tr, struct tracker_hart *h
 	return nb;
 }
 
-static uint64_t pk_hart_key(struct tracker *tr)
+static uint64_t park_hart_key(struct tracker *tr)
 {
 	return ids_key(IDS_KEY_PARK, ++((struct pktracker *)tr)->park.ntasks);
 }
 
-static void pk_start(struct tracker *tr, struct tracker_hart *h, const struct trace_batch *b,
-		     uint32_t i)
+static void park_start(struct tracker *tr, struct tracker_hart *h, const struct trace_batch *b,
+		       uint32_t i)
 {
 	struct pktracker *p = (struct pktracker *)tr;
 	uint64_t pc = b->pc[i];
@@ -438,7 +438,7 @@ static void pk_start(struct tracker *tr, struct tracker_hart *h, const struct tr
 	}
 }
 
-static void pk_finish(struct tracker *tr)
+static void park_finish(struct tracker *tr)
 {
 	const struct park *pk = &((struct pktracker *)tr)->park;
 	if (pk->evicted || pk->capped)
@@ -448,7 +448,7 @@ static void pk_finish(struct tracker *tr)
 			 pk->evicted, PARK_MAX, pk->capped, PARK_MAX_TASKS);
 }
 
-static void pk_free(struct tracker *tr)
+static void park_tracker_free(struct tracker *tr)
 {
 	struct pktracker *p = (struct pktracker *)tr;
 	park_destroy(&p->park);
@@ -457,16 +457,16 @@ static void pk_free(struct tracker *tr)
 
 static const struct tracker_ops park_ops = {
     .source = "matched",
-    .hart_key = pk_hart_key,
-    .on_start = pk_start,
-    .on_call = pk_call,
-    .on_return = pk_return,
-    .on_jump = pk_jump,
-    .on_trap_return = pk_trap_return,
-    .on_user_entry = pk_user_entry,
-    .on_mismatch = pk_mismatch,
-    .finish = pk_finish,
-    .free = pk_free,
+    .hart_key = park_hart_key,
+    .on_start = park_start,
+    .on_call = park_on_call,
+    .on_return = park_on_return,
+    .on_jump = park_kthread,
+    .on_trap_return = park_on_trap_return,
+    .on_user_entry = park_user,
+    .on_mismatch = park_mismatch,
+    .finish = park_finish,
+    .free = park_tracker_free,
 };
 
 struct tracker *tracker_park_new(struct tracker_run *r, const struct sym_binary *kernel,
