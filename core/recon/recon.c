@@ -460,8 +460,6 @@ void recon_free(struct recon *r)
 {
 	if (!r)
 		return;
-	for (size_t k = 0; k < r->nharts; k++)
-		park_resume_destroy(&r->harts[k].res);
 	free(r->harts);
 	if (r->trk)
 		r->trk->ops->free(r->trk);

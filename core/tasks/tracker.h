@@ -27,6 +27,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "flow/code.h"
 #include "flow/stack.h"
@@ -35,9 +36,9 @@
 #include "sym/sym.h"
 #include "tasks/events.h"
 #include "tasks/ids.h"
-#include "tasks/park.h"
 #include "tasks/proc.h"
 #include "trace/trace.h"
+#include "util/oob_mem.h"
 
 /* One hart as the reconstruction runs it. The driver owns it; the fields
  * a tracker may change are marked. */
@@ -57,13 +58,19 @@ struct tracker_hart {
 	struct task *task; /* running on this hart (trackers: through switch_task, or
 			      with stk, as park does) */
 	struct stack *stk; /* the task's stack */
-	/* The tracker's, per hart. */
-	uint64_t pending_key;	/* derived, satp: switch to this task at the next batch */
-	uint64_t match_excl;	/* match: user spaces ruled out for the current user run */
-	int idle_pick;		/* park: this __schedule picked the idle task */
-	int run_exec;		/* park: the run is a program's first (named by the match) */
-	struct park_resume res; /* park: a provisional resume of a parked task */
 };
+
+/* Element id of a tracker's per-hart array *v (n elements of size elem),
+ * grown with zeroed elements as needed. */
+static inline void *tracker_per_hart(void **v, size_t *n, unsigned id, size_t elem)
+{
+	if (id >= *n) {
+		*v = oob_xrealloc(*v, (id + 1) * elem);
+		memset((char *)*v + *n * elem, 0, (id + 1 - *n) * elem);
+		*n = id + 1;
+	}
+	return (char *)*v + id * elem;
+}
 
 struct tracker_run;
 

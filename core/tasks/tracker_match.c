@@ -6,30 +6,31 @@
 
 #include "util/oob_mem.h"
 
-unsigned tracker_match_pick(struct tracker_run *r, struct tracker_hart *h, uint64_t pc)
+unsigned tracker_match_pick(struct tracker_run *r, struct tracker_hart *h, uint64_t excl,
+			    uint64_t pc)
 {
 	unsigned last = h->task->ucs ? h->task->ucs->id : 0;
-	if (last && !(h->match_excl >> last & 1) && sym_space_find(r->syms[last], pc))
+	if (last && !(excl >> last & 1) && sym_space_find(r->syms[last], pc))
 		return last;
 	for (unsigned k = 1; k < r->nspaces && k < 64; k++)
-		if (!(h->match_excl >> k & 1) && r->spaces[k]->main_binary &&
-		    sym_space_find(r->syms[k], pc))
+		if (!(excl >> k & 1) && r->spaces[k]->main_binary && sym_space_find(r->syms[k], pc))
 			return k;
 	return 0;
 }
 
-unsigned tracker_match_begin(struct tracker_run *r, struct tracker_hart *h, uint64_t pc)
+unsigned tracker_match_begin(struct tracker_run *r, struct tracker_hart *h, uint64_t *excl,
+			     uint64_t pc)
 {
-	h->match_excl = 0;
+	*excl = 0;
 	r->st.match_runs++;
-	return tracker_match_pick(r, h, pc);
+	return tracker_match_pick(r, h, 0, pc);
 }
 
-unsigned tracker_match_next(struct tracker_run *r, struct tracker_hart *h, struct code_block *nb,
-			    uint32_t i)
+unsigned tracker_match_next(struct tracker_run *r, struct tracker_hart *h, uint64_t *excl,
+			    struct code_block *nb, uint32_t i)
 {
-	h->match_excl |= 1ull << h->task->ucs->id;
-	unsigned k = tracker_match_pick(r, h, nb->start);
+	*excl |= 1ull << h->task->ucs->id;
+	unsigned k = tracker_match_pick(r, h, *excl, nb->start);
 	if (!k) {
 		r->st.match_failed++;
 		return 0;
@@ -81,7 +82,14 @@ struct match {
 	struct tracker base;
 	struct task **tasks; /* per space id, NULL until used */
 	size_t ntasks;
+	uint64_t *excl; /* per hart: user spaces ruled out for the current run */
+	size_t nexcl;
 };
+
+static uint64_t *excl_of(struct match *m, const struct tracker_hart *h)
+{
+	return tracker_per_hart((void **)&m->excl, &m->nexcl, h->id, sizeof(*m->excl));
+}
 
 static struct task *match_task(struct match *m, unsigned k)
 {
@@ -113,7 +121,8 @@ static void match_start(struct tracker *t, struct tracker_hart *h, const struct 
 			uint32_t i)
 {
 	struct match *m = (struct match *)t;
-	unsigned k = !(b->pc[i] >> 63) ? tracker_match_pick(t->run, h, b->pc[i]) : 0;
+	unsigned k =
+	    !(b->pc[i] >> 63) ? tracker_match_pick(t->run, h, *excl_of(m, h), b->pc[i]) : 0;
 	if (k) {
 		h->task = match_task(m, k);
 		h->stk = &h->task->stk;
@@ -123,7 +132,7 @@ static void match_start(struct tracker *t, struct tracker_hart *h, const struct 
 static struct code_block *match_enter(struct tracker *t, struct tracker_hart *h,
 				      struct code_block *nb, uint32_t i)
 {
-	unsigned k = tracker_match_begin(t->run, h, nb->start);
+	unsigned k = tracker_match_begin(t->run, h, excl_of((struct match *)t, h), nb->start);
 	if (!k)
 		return nb;
 	match_switch((struct match *)t, h, k, i);
@@ -133,7 +142,7 @@ static struct code_block *match_enter(struct tracker *t, struct tracker_hart *h,
 static struct code_block *match_mismatch(struct tracker *t, struct tracker_hart *h,
 					 struct code_block *nb, uint32_t i)
 {
-	unsigned k = tracker_match_next(t->run, h, nb, i);
+	unsigned k = tracker_match_next(t->run, h, excl_of((struct match *)t, h), nb, i);
 	if (!k)
 		return NULL;
 	match_switch((struct match *)t, h, k, i);
@@ -146,6 +155,7 @@ static void match_free(struct tracker *t)
 {
 	struct match *m = (struct match *)t;
 	free(m->tasks);
+	free(m->excl);
 	free(m);
 }
 

@@ -18,14 +18,17 @@
 #include "tasks/tracker.h"
 
 /* The candidate binary (user space id) for a user run at pc, or 0 if none
- * is left. */
-unsigned tracker_match_pick(struct tracker_run *r, struct tracker_hart *h, uint64_t pc);
-/* A user run starts at pc: its candidate, or 0. */
-unsigned tracker_match_begin(struct tracker_run *r, struct tracker_hart *h, uint64_t pc);
+ * is left; excl: the spaces ruled out for the run (bit k: space k). */
+unsigned tracker_match_pick(struct tracker_run *r, struct tracker_hart *h, uint64_t excl,
+			    uint64_t pc);
+/* A user run starts at pc: its candidate, or 0 (*excl: reset). */
+unsigned tracker_match_begin(struct tracker_run *r, struct tracker_hart *h, uint64_t *excl,
+			     uint64_t pc);
 /* The running binary's code cannot have led to nb: rules it out for the
- * run and returns the next candidate (the span up to i charged), or 0. */
-unsigned tracker_match_next(struct tracker_run *r, struct tracker_hart *h, struct code_block *nb,
-			    uint32_t i);
+ * run (in *excl) and returns the next candidate (the span up to i
+ * charged), or 0. */
+unsigned tracker_match_next(struct tracker_run *r, struct tracker_hart *h, uint64_t *excl,
+			    struct code_block *nb, uint32_t i);
 
 /*
  * The first return to user space in an address space: which user binary

@@ -12,14 +12,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tasks/park.h"
 #include "util/oob_log.h"
 #include "util/oob_mem.h"
+
+/* Per hart. */
+struct pkhart {
+	struct park_resume res; /* a provisional resume of a parked task */
+	int idle_pick;		/* this __schedule picked the idle task */
+	int run_exec;		/* the user run is a program's first (named by the match) */
+	uint64_t excl;		/* matching: user spaces ruled out for the run */
+};
 
 struct pktracker {
 	struct tracker base;
 	struct park park;
 	int matching; /* several candidate user binaries, no instruction bits */
+	struct pkhart *harts;
+	size_t nharts;
 };
+
+static struct pkhart *ph(struct pktracker *p, const struct tracker_hart *h)
+{
+	return tracker_per_hart((void **)&p->harts, &p->nharts, h->id, sizeof(*p->harts));
+}
 
 /* A task for the debug log: "comm pid [task idx]". */
 #define TASK_FMT     "%s %lld [task %u]"
@@ -49,16 +65,16 @@ static const char *kernel_func_name(const struct tracker_run *r, uint32_t f)
 
 /* Brings rs->popped up to date with the pops since the resume began: the
  * driver keeps the lowest height popped to in h->low. */
-static void sync_popped(struct tracker_hart *h)
+static void sync_popped(struct pkhart *x, const struct tracker_hart *h)
 {
-	struct park_resume *rs = &h->res;
+	struct park_resume *rs = &x->res;
 	if (rs->active && h->low < rs->nref - rs->popped)
 		rs->popped = rs->nref - h->low;
 }
 
-static void begin(struct tracker_hart *h, const struct stack *s, uint32_t popped)
+static void begin(struct pkhart *x, struct tracker_hart *h, const struct stack *s, uint32_t popped)
 {
-	park_begin(&h->res, s, popped);
+	park_begin(&x->res, s, popped);
 	h->low = UINT32_MAX;
 }
 
@@ -69,9 +85,10 @@ static void park_on_call(struct tracker *tr, struct tracker_hart *h, uint32_t f,
 	struct task *t = h->task;
 	uint32_t caller = h->stk->n >= 2 ? h->stk->v[h->stk->n - 2].frame : FRAME_NONE;
 	if (f == k->switch_to) {
-		h->res.active = 0; /* the resumed task ran to its next switch: it was the one */
+		ph(p, h)->res.active =
+		    0; /* the resumed task ran to its next switch: it was the one */
 	} else if (f == k->schedule || f == k->pick_idle) {
-		h->idle_pick = f == k->pick_idle;
+		ph(p, h)->idle_pick = f == k->pick_idle;
 	} else if (f == k->alloc_pid) {
 		park_clone_note(&p->park, t, h->stk);
 		OOB_DEBUG("park: hart %u: " TASK_FMT " clones pid %lld (kind %d)", h->id,
@@ -148,12 +165,13 @@ static void park_switch(struct pktracker *p, struct tracker_hart *h, uint64_t la
 	struct tracker_run *r = p->base.run;
 	struct park *pk = &p->park;
 	struct task *old = h->task;
-	struct park_resume *rs = &h->res;
+	struct pkhart *x = ph(p, h);
+	struct park_resume *rs = &x->res;
 	r->svc->close_all(r, h);
 	rs->active = 0;
 	r->proc.switches++;
-	int idle = h->idle_pick;
-	h->idle_pick = 0;
+	int idle = x->idle_pick;
+	x->idle_pick = 0;
 	size_t n = land == pk->hk.fork_entry || land == pk->hk.kthread_entry
 		       ? 0
 		       : park_find(pk, land, h->id, idle, rs);
@@ -186,7 +204,7 @@ static void park_switch(struct pktracker *p, struct tracker_hart *h, uint64_t la
 	h->task = t;
 	h->stk = &t->stk;
 	if (n > 1)
-		begin(h, h->stk, 0);
+		begin(x, h, h->stk, 0);
 	r->st.switch_resumes++;
 	r->svc->open_all(r, h);
 }
@@ -204,7 +222,8 @@ static int parked(const struct park *pk, const struct task *t)
 static void park_swap(struct pktracker *p, struct tracker_hart *h, size_t c)
 {
 	struct tracker_run *r = p->base.run;
-	struct park_resume *rs = &h->res;
+	struct pkhart *x = ph(p, h);
+	struct park_resume *rs = &x->res;
 	struct task *t = h->task, *n = rs->cands[c];
 	OOB_DEBUG("park: hart %u: not " TASK_FMT " but " TASK_FMT " resumed", h->id, TASK_ARGS(t),
 		  TASK_ARGS(n));
@@ -213,7 +232,7 @@ static void park_swap(struct pktracker *p, struct tracker_hart *h, size_t c)
 	park_put(&p->park, t, h->id);
 	park_take(&p->park, n);
 	rs->cands[c] = t;
-	begin(h, &n->stk, rs->popped);
+	begin(x, h, &n->stk, rs->popped);
 	stack_truncate(&n->stk, n->stk.n - rs->popped);
 	h->task = n;
 	h->stk = &n->stk;
@@ -224,8 +243,9 @@ static void park_swap(struct pktracker *p, struct tracker_hart *h, size_t c)
  * return where that frame would, and another candidate's would, swap. */
 static void park_recheck(struct pktracker *p, struct tracker_hart *h, uint64_t land)
 {
-	struct park_resume *rs = &h->res;
-	sync_popped(h);
+	struct pkhart *x = ph(p, h);
+	struct park_resume *rs = &x->res;
+	sync_popped(x, h);
 	if (h->stk->n != rs->nref - rs->popped || stack_top(h->stk)->ret == land)
 		return;
 	for (size_t c = 0; c < rs->ncands; c++) {
@@ -247,7 +267,7 @@ static void park_on_return(struct tracker *tr, struct tracker_hart *h, uint64_t 
 	const struct stack_entry *top = stack_top(h->stk);
 	if (top->frame == p->park.hk.switch_to && !top->marker)
 		park_switch(p, h, land, i);
-	else if (h->res.active)
+	else if (ph(p, h)->res.active)
 		park_recheck(p, h, land);
 }
 
@@ -341,9 +361,9 @@ static void park_name_exec(struct tracker_run *r, struct tracker_hart *h, uint64
 /* A user run starts at nb (matching): the running task's user code is the
  * binary chosen for it. */
 static struct code_block *park_match_enter(struct tracker_run *r, struct tracker_hart *h,
-					   struct code_block *nb)
+					   uint64_t *excl, struct code_block *nb)
 {
-	unsigned k = tracker_match_begin(r, h, nb->start);
+	unsigned k = tracker_match_begin(r, h, excl, nb->start);
 	if (!k)
 		return nb;
 	h->task->ucs = r->spaces[k];
@@ -357,8 +377,9 @@ static struct code_block *park_user(struct tracker *tr, struct tracker_hart *h,
 {
 	struct pktracker *p = (struct pktracker *)tr;
 	struct tracker_run *r = tr->run;
-	struct park_resume *rs = &h->res;
-	sync_popped(h);
+	struct pkhart *x = ph(p, h);
+	struct park_resume *rs = &x->res;
+	sync_popped(x, h);
 	int fit = rs->active ? user_fits(r, h->task, nb->start) : FIT_EXACT;
 	size_t best = SIZE_MAX;
 	for (size_t c = 0; c < rs->ncands && fit < FIT_EXACT; c++) {
@@ -375,9 +396,9 @@ static struct code_block *park_user(struct tracker *tr, struct tracker_hart *h,
 	}
 	rs->active = 0;
 	struct task *t = h->task;
-	h->run_exec = t->exec_pending;
+	x->run_exec = t->exec_pending;
 	if (p->matching)
-		nb = park_match_enter(r, h, nb);
+		nb = park_match_enter(r, h, &x->excl, nb);
 	else if (t->exec_pending)
 		nb = tracker_space_enter(r, h, nb, i);
 	else
@@ -395,15 +416,17 @@ static struct code_block *park_mismatch(struct tracker *tr, struct tracker_hart 
 					struct code_block *nb, uint32_t i)
 {
 	struct tracker_run *r = tr->run;
-	if (!((struct pktracker *)tr)->matching)
+	struct pktracker *p = (struct pktracker *)tr;
+	if (!p->matching)
 		return NULL;
-	unsigned k = tracker_match_next(r, h, nb, i);
+	struct pkhart *x = ph(p, h);
+	unsigned k = tracker_match_next(r, h, &x->excl, nb, i);
 	if (!k)
 		return NULL;
 	h->task->ucs = r->spaces[k];
 	nb = code_block_at(r->spaces[k], nb->start);
 	r->svc->pop_to(r, h, h->run_base);
-	if (h->run_exec)
+	if (x->run_exec)
 		park_name_exec(r, h, nb->start);
 	if (h->stk->n > stack_segment_base(h->stk))
 		r->svc->jump(r, h, nb, nb, i);
@@ -422,7 +445,8 @@ static void park_start(struct tracker *tr, struct tracker_hart *h, const struct 
 {
 	struct pktracker *p = (struct pktracker *)tr;
 	uint64_t pc = b->pc[i];
-	unsigned k = p->matching && !(pc >> 63) ? tracker_match_pick(tr->run, h, pc) : 0;
+	unsigned k =
+	    p->matching && !(pc >> 63) ? tracker_match_pick(tr->run, h, ph(p, h)->excl, pc) : 0;
 	if (k)
 		h->task->ucs = tr->run->spaces[k];
 	struct code_block *blk = code_block_at(pc >> 63 ? tr->run->spaces[0] : h->task->ucs, pc);
@@ -451,6 +475,9 @@ static void park_finish(struct tracker *tr)
 static void park_tracker_free(struct tracker *tr)
 {
 	struct pktracker *p = (struct pktracker *)tr;
+	for (size_t k = 0; k < p->nharts; k++)
+		park_resume_destroy(&p->harts[k].res);
+	free(p->harts);
 	park_destroy(&p->park);
 	free(p);
 }

@@ -8,15 +8,23 @@
 
 struct proc_tracker {
 	struct tracker base;
-	uint64_t key; /* the switch next_stop found, 0 if none */
+	uint64_t key;	   /* the switch next_stop found, 0 if none */
+	uint64_t *pending; /* per hart: switch to this task at the next batch, or 0 */
+	size_t npending;
 };
+
+static uint64_t *pending_of(struct proc_tracker *p, const struct tracker_hart *h)
+{
+	return tracker_per_hart((void **)&p->pending, &p->npending, h->id, sizeof(*p->pending));
+}
 
 /* A switch found at the end of the last batch takes effect at this one's start. */
 static void proc_batch_begins(struct tracker *t, struct tracker_hart *h)
 {
-	if (h->pending_key) {
-		t->run->svc->switch_task(t->run, h, h->pending_key, 0);
-		h->pending_key = 0;
+	uint64_t *key = pending_of((struct proc_tracker *)t, h);
+	if (*key) {
+		t->run->svc->switch_task(t->run, h, *key, 0);
+		*key = 0;
 	}
 }
 
@@ -33,7 +41,7 @@ static void proc_stop(struct tracker *t, struct tracker_hart *h, uint32_t e)
 	if (p->key && e < t->run->b->n)
 		t->run->svc->switch_task(t->run, h, p->key, e);
 	else if (p->key)
-		h->pending_key = p->key; /* the switch is at the batch's end */
+		*pending_of(p, h) = p->key; /* the switch is at the batch's end */
 }
 
 /* The kernel's functions that tell: exec, exit, clone (proc.h). */
@@ -58,6 +66,7 @@ static struct code_block *satp_user_entry(struct tracker *t, struct tracker_hart
 
 static void proc_tracker_free(struct tracker *t)
 {
+	free(((struct proc_tracker *)t)->pending);
 	free(t);
 }
 
