@@ -40,8 +40,10 @@
 #include "trace/trace.h"
 #include "util/oob_mem.h"
 
-/* One hart as the reconstruction runs it. The driver owns it; the fields
- * a tracker may change are marked. */
+/* One hart as the reconstruction runs it. The driver owns it; trackers
+ * read it, and may change task and stk (the running task), low (to start
+ * watching pops) and, through the services, the stack. What a tracker keeps
+ * per hart it keeps itself (tracker_per_hart). */
 struct tracker_hart {
 	uint16_t id;
 	int started;
@@ -55,8 +57,7 @@ struct tracker_hart {
 	int cycles;	   /* the trace counts cycles */
 	uint32_t low;	   /* lowest stack height popped to since a tracker set it */
 	uint32_t run_base; /* stack height when the current user run began */
-	struct task *task; /* running on this hart (trackers: through switch_task, or
-			      with stk, as park does) */
+	struct task *task; /* running on this hart */
 	struct stack *stk; /* the task's stack */
 };
 
