@@ -17,7 +17,7 @@ struct stack_entry {
 	uint32_t frame;	 /* frame id */
 	uint32_t node;	 /* calling-context-tree node of this entry */
 	uint64_t ret;	 /* address the caller expects back, or STACK_RET_NONE */
-	uint32_t marker; /* 1 for a trap marker entry */
+	uint32_t marker; /* 0: a frame; else a marker (enum ids_mark, tasks/ids.h) */
 };
 
 struct stack {

@@ -90,6 +90,28 @@ struct recon_opts {
 };
 
 /*
+ * The same, fed batch by batch (tests feed records they made; recon_run is
+ * built on these). Not thread-safe; one reconstruction per object.
+ *
+ * recon_new loads the ELFs and perf maps (and the sideband events) of opts,
+ * which must outlive the object; NULL on error (those of sym_binary_open,
+ * events_load). recon_start says what the trace carries (TRACE_F_* fields)
+ * and its format name (for the stats), and chooses how tasks are told apart:
+ * 0, or -EINVAL (--tasks satp without registers, or with events; started
+ * twice). recon_feed reconstructs one batch (records in the order they ran,
+ * the batches of each hart in order; b is borrowed for the call): 0, or
+ * -EINVAL before recon_start or for an empty batch. recon_finish closes
+ * every stack and returns the profile in *out (caller frees with
+ * profile_free): 0; call it once. recon_free frees (NULL is fine).
+ */
+struct recon;
+struct recon *recon_new(const struct recon_opts *opts, struct oob_err *err);
+int recon_start(struct recon *r, unsigned fields, const char *format, struct oob_err *err);
+int recon_feed(struct recon *r, const struct trace_batch *b);
+int recon_finish(struct recon *r, struct profile **out);
+void recon_free(struct recon *r);
+
+/*
  * Reconstructs the traces (one per hart, read in time order, or one
  * interleaved multi-hart trace) and returns the profile in *out (caller
  * frees with profile_free).

@@ -108,9 +108,6 @@ struct park_resume {
  * task never seen keeps the running one. */
 #define PARK_MAX_TASKS 65536
 
-/* Task keys of the tasks park makes (never a kernel pointer or another key). */
-#define PARK_KEY (1ull << 60)
-
 /* Finds the hooks in the kernel ELF (bias: its load bias; kspace: the kernel
  * code space id). Enabled only if __switch_to and ret_from_fork exist. */
 void park_init(struct park *pk, struct frame_table *ft, const struct sym_binary *kernel,

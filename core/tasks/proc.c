@@ -241,7 +241,7 @@ static int switch_key(const struct proc *p, const struct trace_batch *b,
 		      const struct trace_extra *x, uint64_t *key)
 {
 	if (p->by_satp) {
-		*key = PROC_SATP_KEY(x->val);
+		*key = ids_satp_key(x->val);
 		return x->kind == TRACE_X_CSR && x->num == PROC_CSR_SATP;
 	}
 	*key = x->val;
@@ -251,7 +251,7 @@ static int switch_key(const struct proc *p, const struct trace_batch *b,
 uint32_t proc_next_switch(struct proc *p, const struct trace_batch *b, uint32_t from,
 			  struct task *cur, uint64_t *key)
 {
-	if (!p->enabled || p->from_events)
+	if (!p->enabled)
 		return b->n;
 	uint32_t lo = 0, hi = b->nx;
 	while (lo < hi) { /* first extra at or after from */

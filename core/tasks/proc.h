@@ -38,10 +38,8 @@
 #include "profile/profile.h"
 #include "flow/stack.h"
 #include "sym/sym.h"
+#include "tasks/ids.h"
 #include "trace/trace.h"
-
-/* Stack entry marker values: a trap marker (PENDING_* in recon.c) or the root. */
-#define PROC_MARK_ROOT 3u
 
 /* Index of the trap marker where a task's user frames end (the lowest one:
  * those above it are traps taken in the kernel), or -1 if the stack has
@@ -49,15 +47,12 @@
 static inline int64_t proc_user_marker(const struct stack *s)
 {
 	for (uint32_t k = 1; k < s->n; k++)
-		if (s->v[k].marker && s->v[k].marker != PROC_MARK_ROOT)
+		if (s->v[k].marker && s->v[k].marker != IDS_MARK_ROOT)
 			return k;
 	return -1;
 }
 
 #define PROC_CSR_SATP 0x180
-/* Task key of an address space (--tasks satp): never 0 and never a kernel
- * pointer (satp's mode field is 0, 8, 9 or 10). */
-#define PROC_SATP_KEY(satp) ((satp) ^ (1ull << 62))
 
 struct proc_exec {
 	char *path;
@@ -94,9 +89,8 @@ struct proc_hooks {
 };
 
 struct proc {
-	int enabled;	 /* tasks are tracked (process frames) */
-	int from_events; /* sideband events say who runs: no derived switches */
-	int by_satp;	 /* tasks are address spaces: satp writes are the switches */
+	int enabled; /* tasks are tracked (process frames) */
+	int by_satp; /* tasks are address spaces: satp writes are the switches */
 	struct task **tasks;
 	size_t ntasks, cap_tasks;
 	struct oob_map by_key; /* task_struct address -> index */

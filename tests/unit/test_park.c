@@ -18,7 +18,7 @@ static struct task *parked_task(uint32_t caller, uint64_t ret)
 {
 	struct task *t = calloc(1, sizeof(*t));
 	stack_init(&t->stk);
-	stack_push(&t->stk, 1, 0, STACK_RET_NONE, PROC_MARK_ROOT);
+	stack_push(&t->stk, 1, 0, STACK_RET_NONE, IDS_MARK_ROOT);
 	stack_push(&t->stk, F_USER, 0, STACK_RET_NONE, 0);
 	stack_push(&t->stk, F_MARK, 0, 0, 1);
 	stack_push(&t->stk, caller, 0, STACK_RET_NONE, 0);
@@ -161,7 +161,7 @@ static void pids_from_clones(void)
 	struct task *boot = parked_task(F_IDLE, 0), *init = parked_task(F_WAIT, 0);
 	struct stack kt;
 	stack_init(&kt);
-	stack_push(&kt, 1, 0, STACK_RET_NONE, PROC_MARK_ROOT);
+	stack_push(&kt, 1, 0, STACK_RET_NONE, IDS_MARK_ROOT);
 	stack_push(&kt, 51, 0, 0, 0); /* user_mode_thread: pid 1 */
 	park_clone_note(&pk, boot, &kt);
 	kt.v[1].frame = 50; /* kernel_thread: pid 2 */

@@ -1,0 +1,119 @@
+/*
+ * recon_impl: the reconstruction's state and the functions its parts share
+ * (private to core/recon/):
+ *
+ *   recon.c        the driver: setup, the batch loop and the hot loop, the
+ *                  feed/finish seam, the profile and process list at the end
+ *   recon_stack.c  stack operations: weights, push, pop, replace, rebase,
+ *                  stack events; the services trackers call (tracker.h)
+ *   recon_flow.c   control-flow classification at block ends and
+ *                  mismatches: call, return, tail call, trap, xret, jump
+ *
+ * Invariant kept when symbols are known: the top frame is the function that
+ * contains the current pc.
+ */
+#ifndef OOB_RECON_IMPL_H
+#define OOB_RECON_IMPL_H
+
+#include "flow/code.h"
+#include "flow/stack.h"
+#include "profile/cct.h"
+#include "recon/recon.h"
+#include "tasks/tracker.h"
+#include "util/oob_map.h"
+
+#define SEEN_BITS_LOG2 16
+
+struct recon {
+	struct tracker_run run; /* first: trackers get &r->run */
+	const struct recon_opts *opts;
+	struct cct cct;
+	struct code_chains chains;
+	struct tracker *trk;   /* how tasks are told apart, or NULL */
+	struct events *events; /* loaded by recon_new, until the tracker takes them */
+	uint64_t vector;       /* trap vector: learned from traps, or the kernel's entry symbol */
+	uint64_t mvector;      /* the firmware's (M-mode) trap vector, learned from the kernel's
+				  traps into code of no ELF; 0 until seen */
+	struct tracker_hart *harts;
+	size_t nharts;
+	uint32_t max_depth;
+	uint32_t unknown_frame;
+	uint32_t xi;   /* extras cursor in run.b */
+	int started;   /* recon_start ran */
+	uint64_t seen; /* records fed */
+	double t0;     /* when recon_new began (monotonic seconds) */
+	/* Direct-mapped filter in front of code_put: readers hand over the bits of
+	 * every record, but they rarely change, and a compare is cheaper than a
+	 * hash lookup per instruction. */
+	struct {
+		uint64_t pc;
+		uint32_t bits;
+		const struct code_space *cs;
+	} * seen_bits;
+	struct oob_map inl; /* --inline: (node << 32 | chain) -> instructions */
+};
+
+/* The code space of pc for the task running on h. */
+static inline struct code_space *space_of(struct recon *r, struct tracker_hart *h, uint64_t pc)
+{
+	return pc >> 63 ? r->run.spaces[0] : h->task->ucs;
+}
+
+static inline int priv_rises(const struct recon *r, const struct tracker_hart *h, uint32_t i)
+{
+	const uint8_t *p = r->run.b->priv;
+	if (!p)
+		return 0;
+	uint8_t before = i ? p[i - 1] : h->priv;
+	return p[i] > before;
+}
+
+/* 1 if going from block from to nb keeps the top frame (see jump). */
+static inline int same_frame(const struct code_block *from, const struct code_block *nb,
+			     uint32_t top)
+{
+	if (nb->func == FRAME_NONE)
+		return nb->map == from->map || !nb->map;
+	return nb->func == top;
+}
+
+/* recon_stack.c */
+extern const struct tracker_services recon_services;
+void recon_charge(struct recon *r, struct tracker_hart *h, uint64_t now, uint64_t cycle);
+void recon_flush(struct recon *r, struct tracker_hart *h, uint32_t i);
+/* Pops the stack down to n entries (telling who listens). */
+void recon_pop_to(struct recon *r, struct tracker_hart *h, uint32_t n);
+/* Pushes frame as a callee of the top; calls counts an observed entry. */
+void recon_push(struct recon *r, struct tracker_hart *h, uint32_t frame, uint64_t ret,
+		uint32_t marker, int calls);
+/* Replaces the top frame (tail call when entered at its entry). */
+void recon_replace_top(struct recon *r, struct tracker_hart *h, uint32_t frame, int entered);
+void recon_push_root(struct recon *r, struct tracker_hart *h);
+/* The bottom frame of a task first seen running the code of block b. */
+void recon_push_base(struct recon *r, struct tracker_hart *h, struct code_block *b);
+/* Makes the function at nb the new bottom of the top segment, with no entry
+ * seen (the trace started inside it, or its caller is unknown). */
+void recon_rebase(struct recon *r, struct tracker_hart *h, struct code_block *nb, int unknown);
+/* Stack events for the whole stack: RECON_EV_OPEN or RECON_EV_CLOSE. */
+void recon_emit_all(struct recon *r, struct tracker_hart *h, uint8_t kind);
+/* The hart runs task key from record i on (a context switch). */
+void recon_switch_task(struct recon *r, struct tracker_hart *h, uint64_t key, uint32_t i);
+uint32_t recon_top_node(const struct tracker_hart *h);
+struct code_space *recon_space_new(struct recon *r, struct sym_space *syms);
+
+/* recon_flow.c */
+/* Control reached nb by a jump or a fall-through from block from. */
+void recon_jump(struct recon *r, struct tracker_hart *h, const struct code_block *from,
+		struct code_block *nb, uint32_t i);
+/* The hart returns to nb from a trap handler: unwind to where nb belongs. */
+void recon_resume(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i);
+/* Straight-line code was left before its end at pos; record i is where
+ * control went. Returns the block control is in. */
+struct code_block *recon_deviation(struct recon *r, struct tracker_hart *h, struct code_block *blk,
+				   uint32_t pos, uint32_t i);
+/* The block was executed to its end; record i (block nb) says where control
+ * went. Returns the block control is in. */
+struct code_block *recon_transition(struct recon *r, struct tracker_hart *h, struct code_block *blk,
+				    struct code_block *nb, uint32_t i);
+
+#endif

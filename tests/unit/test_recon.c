@@ -1,0 +1,323 @@
+/*
+ * test_recon: the reconstruction's rules, fed records directly through
+ * recon_new/start/feed/finish. Each case is a row of pcs (function + offset
+ * in tests/fixtures/sym/recon.S; instruction bits where the code is in no
+ * ELF) and the folded stacks they must give, worked out by hand from the
+ * rules (docs/RECONSTRUCTION.md): each record counts one instruction for
+ * the stack it runs on, and a call's, return's or trap's target record
+ * already runs on the new stack.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oobtest.h"
+#include "profile/profile.h"
+#include "recon/recon.h"
+#include "sym/sym.h"
+
+#define KVEC 0xffffffff80000000ull /* a trap handler in no ELF */
+#define NOP  0x00000013u
+#define SRET 0x10200073u
+
+/* One record: function and offset, or an absolute pc (fn NULL) with bits. */
+struct rec {
+	const char *fn;
+	uint64_t off;
+	uint32_t bits;
+};
+
+struct row {
+	const char *name;
+	struct rec recs[16];
+	const char *events;  /* sideband events (JSON Lines), or NULL */
+	const char *want[8]; /* folded stacks, sorted */
+	int kernel;	     /* give recon-kernel.S's ELF too */
+	int pconly;	     /* the trace has pcs only (no instruction bits) */
+	uint64_t tp[16];     /* registers: a write of tp (x4) by the record, 0: none */
+	uint64_t calls, returns, tail_calls, repairs_unwind, returns_above, swaps, traps,
+	    trap_returns, switch_new_tasks, switch_resumes;
+	uint64_t switches; /* the profile's count of context switches */
+};
+
+static const struct row rows[] = {
+    {"calls, returns and a tail call",
+     {{"main", 0, 0},
+      {"main", 4, 0},
+      {"f", 0, 0},
+      {"f", 4, 0},
+      {"main", 8, 0},
+      {"g", 0, 0},
+      {"f", 0, 0},
+      {"f", 4, 0},
+      {"g", 4, 0},
+      {"main", 12, 0},
+      {"h", 0, 0},
+      {"h", 4, 0}},
+     NULL,
+     /* main's tail call to h replaces main: h keeps main's place */
+     {"h 2", "main 4", "main;f 2", "main;g 2", "main;g;f 2"},
+     .calls = 3,
+     .returns = 3,
+     .tail_calls = 1},
+    {"a return to a frame deeper in the stack (longjmp)",
+     {{"k", 0, 0}, {"deep", 0, 0}, {"deeper", 0, 0}, {"deeper", 4, 0}, {"k", 4, 0}},
+     NULL,
+     /* deeper's ret lands on k+4, deep's return address: deep and deeper go */
+     {"k 2", "k;deep 1", "k;deep;deeper 2"},
+     .calls = 2,
+     .returns = 1,
+     .repairs_unwind = 1},
+    {"a return above where the trace started",
+     {{"f", 0, 0}, {"f", 4, 0}, {"main", 8, 0}},
+     NULL,
+     /* f was never seen called: main becomes the bottom */
+     {"f 2", "main 1"},
+     .returns = 1,
+     .returns_above = 1},
+    {"a swap (coroutine switch) and the return through it",
+     {{"sw", 0, 0}, {"co", 0, 0}, {"co", 4, 0}, {"sw", 4, 0}, {"sw", 8, 0}},
+     NULL,
+     /* the swap pops sw and pushes co returning to sw+4; co's ret pops it,
+      * and sw, whose entry is gone, becomes the bottom again */
+     {"co 2", "sw 3"},
+     .swaps = 1,
+     .returns = 1},
+    {"ecall, a handler in no ELF, sret back",
+     {{"u", 0, 0},
+      {"u", 4, 0},
+      {NULL, KVEC, NOP},
+      {NULL, KVEC + 4, SRET},
+      {"u", 8, 0},
+      {"u", 12, 0}},
+     NULL,
+     {"u 4", "u;[trap: ecall];0xffffffff80000000 2"},
+     .traps = 1,
+     .trap_returns = 1},
+    {"an interrupt before a callee's first instruction",
+     {{"main", 0, 0},
+      {"main", 4, 0},
+      {NULL, KVEC, NOP},
+      {NULL, KVEC + 4, SRET},
+      {"f", 0, 0},
+      {"f", 4, 0},
+      {"main", 8, 0}},
+     NULL,
+     /* the call did not complete: its marker keeps the return address,
+      * and the trap return to f's entry completes it */
+     {"main 3", "main;[trap];0xffffffff80000000 2", "main;f 2"},
+     .calls = 1,
+     .returns = 1,
+     .traps = 1,
+     .trap_returns = 1},
+    {"context switches by sideband events",
+     {{"main", 0, 0}, {"main", 4, 0}, {"f", 0, 0}, {"f", 4, 0}, {"main", 8, 0}},
+     "{\"event\": \"switch\", \"hart\": 0, \"seq\": 0, \"pid\": 1}\n"
+     "{\"event\": \"switch\", \"hart\": 0, \"seq\": 3, \"pid\": 2}\n"
+     "{\"event\": \"switch\", \"hart\": 0, \"seq\": 4, \"pid\": 1}\n",
+     /* pid 2 first runs inside f (its stack starts there); pid 1 resumes
+      * with f on its stack, and the ret to main+8 pops it */
+     {"? 1;main 3", "? 1;main;f 1", "? 2;f 1"},
+     .calls = 1,
+     .returns = 1,
+     .switches = 2},
+    {"context switches through __switch_to, pcs only",
+     {{"kmain", 0, 0},
+      {"__switch_to", 0, 0},
+      {"__switch_to", 4, 0},
+      {"ret_from_fork", 0, 0},
+      {"ret_from_fork", 4, 0},
+      {"__switch_to", 0, 0},
+      {"__switch_to", 4, 0},
+      {"kmain", 4, 0}},
+     NULL,
+     /* the first ret out of __switch_to lands on ret_from_fork: task 0 is
+      * parked and a new task 1 runs; the second lands where task 0's
+      * __switch_to returns: task 0 resumes, task 1 is parked */
+     {"? [task 0];kmain 2", "? [task 0];kmain;__switch_to 2", "? [task 1];ret_from_fork 2",
+      "? [task 1];ret_from_fork;__switch_to 2"},
+     .kernel = 1,
+     .pconly = 1,
+     .calls = 2,
+     .returns = 2,
+     .switch_new_tasks = 1,
+     .switch_resumes = 1,
+     .switches = 2},
+    {"context switches derived from tp writes",
+     {{"kmain", 0, 0}, {"__switch_to", 0, 0}, {"__switch_to", 4, 0}, {"kmain", 4, 0}},
+     NULL,
+     /* Linux keeps current in tp: the first kernel pointer written names the
+      * task the trace starts in, the second switches after its record; the
+      * new task starts in the code the old one was in, and its ret lands
+      * above where it started */
+     {"? [task 0];kmain 1", "? [task 0];kmain;__switch_to 1", "? [task 1];__switch_to 1",
+      "? [task 1];kmain 1"},
+     .kernel = 1,
+     .tp = {0xffffffff81000000ull, 0xffffffff81002000ull},
+     .calls = 1,
+     .returns = 1,
+     .returns_above = 1,
+     .switches = 1},
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The profile's folded stacks, sorted, in lines[] (n of them); 0 or -1. */
+static int folded(const struct profile *p, char **buf, char *lines[], size_t cap, size_t *n)
+{
+	size_t len;
+	FILE *f = open_memstream(buf, &len);
+	if (!f || profile_write_folded(p, f, PROFILE_INSNS, 0) < 0)
+		return -1;
+	fclose(f);
+	*n = 0;
+	for (char *save = NULL, *l = strtok_r(*buf, "\n", &save); l && *n < cap;
+	     l = strtok_r(NULL, "\n", &save))
+		lines[(*n)++] = l;
+	qsort(lines, *n, sizeof(*lines), cmp_str);
+	return 0;
+}
+
+static const char *elf, *kelf;
+static const struct row *cur;
+
+/* The address of function fn in the ELFs of the row, or 0. */
+static uint64_t func_at(struct sym_binary *const *bins, size_t n, const char *fn)
+{
+	for (size_t k = 0; k < n; k++) {
+		uint64_t a = sym_binary_find_func(bins[k], fn);
+		if (a)
+			return a;
+	}
+	return 0;
+}
+
+static void run_row(void)
+{
+	const struct row *w = cur;
+	struct oob_err err = {0};
+	struct recon_elf e[2] = {{elf, RECON_BASE_LINK}, {kelf, RECON_BASE_LINK}};
+	size_t ne = w->kernel ? 2 : 1;
+	struct sym_binary *bins[2] = {NULL, NULL};
+	for (size_t k = 0; k < ne; k++)
+		bins[k] = e[k].path ? sym_binary_open(e[k].path, &err) : NULL;
+	uint64_t pc[16];
+	uint32_t insn[16];
+	uint32_t n = 0;
+	for (; n < 16 && (w->recs[n].fn || w->recs[n].off); n++) {
+		const struct rec *c = &w->recs[n];
+		uint64_t at = c->fn ? func_at(bins, ne, c->fn) : 0;
+		pc[n] = at + c->off;
+		insn[n] = c->bits; /* 0: from the ELF */
+		if (c->fn && !at)
+			n = 99; /* a function the fixture lacks */
+	}
+	for (size_t k = 0; k < ne; k++)
+		sym_binary_free(bins[k]);
+	CHECK(n <= 16);
+	const char *evp = NULL;
+	if (w->events) {
+		evp = oobtest_out("recon", "events.jsonl");
+		FILE *f = fopen(evp, "w");
+		CHECK(f);
+		fputs(w->events, f);
+		fclose(f);
+	}
+	struct recon_opts o = {.elfs = e, .nelfs = ne, .events_path = evp};
+	struct recon *r = recon_new(&o, &err);
+	CHECK(r);
+	struct trace_extra x[16];
+	uint32_t nx = 0;
+	for (uint32_t k = 0; k < n; k++)
+		if (w->tp[k])
+			x[nx++] = (struct trace_extra){
+			    .idx = k, .kind = TRACE_X_REG, .num = 4, .val = w->tp[k]};
+	unsigned fields = (w->pconly ? 0 : TRACE_F_INSN) | (nx ? TRACE_F_REGS : 0);
+	CHECK_EQ(recon_start(r, fields, "test", &err), 0);
+	struct trace_batch b = {
+	    .n = n, .pc = pc, .insn = w->pconly ? NULL : insn, .x = x, .nx = nx};
+	CHECK_EQ(recon_feed(r, &b), 0);
+	struct profile *p = NULL;
+	CHECK_EQ(recon_finish(r, &p), 0);
+	recon_free(r);
+	char *buf = NULL, *lines[32];
+	size_t nl = 0;
+	int rc = folded(p, &buf, lines, 32, &nl);
+	const struct profile_stats *st = profile_stats(p);
+	struct profile_stats s = *st;
+	uint64_t switches = profile_switches(p);
+	profile_free(p);
+	if (rc < 0) {
+		free(buf);
+		CHECK(rc == 0);
+	}
+	size_t nw = 0;
+	while (nw < 8 && w->want[nw])
+		nw++;
+	char got[1024] = "";
+	for (size_t k = 0; k < nl; k++)
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s", k ? " | " : "",
+			 lines[k]);
+	int same = nl == nw;
+	for (size_t k = 0; same && k < nw; k++)
+		same = strcmp(lines[k], w->want[k]) == 0;
+	free(buf);
+	if (!same)
+		CHECK_STR(got, "the stacks of the row");
+	CHECK_EQ(s.instructions, n);
+	CHECK_EQ(s.calls, w->calls);
+	CHECK_EQ(s.returns, w->returns);
+	CHECK_EQ(s.tail_calls, w->tail_calls);
+	CHECK_EQ(s.repairs_unwind, w->repairs_unwind);
+	CHECK_EQ(s.repairs_unknown, 0);
+	CHECK_EQ(s.returns_above, w->returns_above);
+	CHECK_EQ(s.swaps, w->swaps);
+	CHECK_EQ(s.traps, w->traps);
+	CHECK_EQ(s.trap_returns, w->trap_returns);
+	CHECK_EQ(s.switch_new_tasks, w->switch_new_tasks);
+	CHECK_EQ(s.switch_resumes, w->switch_resumes);
+	CHECK_EQ(switches, w->switches);
+}
+
+/* The seam refuses what it cannot do, with a message. */
+static void test_seam_errors(void)
+{
+	struct recon_elf e = {elf, RECON_BASE_LINK};
+	struct recon_opts o = {.elfs = &e, .nelfs = 1, .tasks = RECON_TASKS_SATP};
+	struct oob_err err = {0};
+	struct recon *r = recon_new(&o, &err);
+	CHECK(r);
+	uint64_t pc = 0x10000;
+	struct trace_batch b = {.n = 1, .pc = &pc};
+	CHECK_EQ(recon_feed(r, &b), -EINVAL); /* not started */
+	CHECK_EQ(recon_start(r, TRACE_F_INSN, "test", &err), -EINVAL);
+	CHECK(strstr(err.msg, "satp") != NULL);
+	recon_free(r);
+	struct recon_elf bad = {"/nonexistent/elf", RECON_BASE_LINK};
+	o.elfs = &bad;
+	CHECK(recon_new(&o, &err) == NULL);
+	CHECK(err.code < 0);
+}
+
+int main(void)
+{
+	OOBTEST_BEGIN("test_recon");
+	elf = oobtest_gen("sym/recon");
+	kelf = oobtest_gen("sym/recon-kernel");
+	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
+		cur = &rows[k];
+		if (!elf || (rows[k].kernel && !kelf)) {
+			printf("SKIP: test_recon: %s: no tests/gen/sym/recon%s (gen-sym.sh)\n",
+			       rows[k].name, elf ? "-kernel" : "");
+			continue;
+		}
+		oobtest_run(rows[k].name, run_row);
+	}
+	if (elf)
+		RUN(test_seam_errors);
+	return OOBTEST_END();
+}
