@@ -11,7 +11,7 @@
  *                 with cycles only), as the folded view.
  *   clock_hz      speedscope, perfetto: cycles per second; times in ns.
  *   min_duration  perfetto: leave out frames shorter than this many ns.
- *   sampled=1     speedscope: the sampled form (no re-run, see below).
+ *   sampled=1     speedscope: the sampled form (no stack events needed).
  *   max_events    speedscope: sampled form above this many stack events
  *                 (default API_EXPORT_SPEEDSCOPE_EVENTS).
  *   annotate=1    folded: _[k] on kernel frames.
