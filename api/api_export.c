@@ -44,7 +44,7 @@ static int parse_args(struct http_req *r, struct export_req *x, struct oob_err *
 			 e) < 0 ||
 	    api_arg_uint("min_duration", http_req_arg(r, "min_duration"), 0, UINT64_MAX,
 			 &x->o.min_duration, e) < 0 ||
-	    api_arg_uint("max_events", http_req_arg(r, "max_events"), 0, API_EXPORT_MAX_EVENTS,
+	    api_arg_uint("max_events", http_req_arg(r, "max_events"), 0, RESULT_MAX_EVENTS,
 			 &x->o.max_events, e) < 0 ||
 	    api_arg_uint("sampled", http_req_arg(r, "sampled"), 0, 1, &sampled, e) < 0 ||
 	    api_arg_uint("annotate", http_req_arg(r, "annotate"), 0, 1, &annotate, e) < 0 ||
@@ -118,12 +118,13 @@ static int write_export(struct api_ctx *c, struct http_req *r, const struct cata
 			const struct result *res, struct export_req *x, int64_t id,
 			struct oob_err *e)
 {
-	struct profile *p = NULL;
+	const struct profile *p = result_profile(res);
 	struct evlog *log = NULL;
 	struct api_go go = {0};
 	int partial = result_partial(res);
-	int rc = export_wants_events(&x->o) ? api_job_events(c, row, id, partial, &log, &p, e)
-					    : ((p = api_profile_from_result(res, e)) ? 0 : -EINVAL);
+	int rc = 0;
+	if (export_wants_events(&x->o) && !(log = api_job_events(c, row, id, e)))
+		rc = e->code;
 	if (rc == 0 && x->o.format == EXPORT_PERFETTO && (rc = api_go_load(c, id, &go, e)) == 0)
 		x->o.go = go.trace ? &go.go : NULL;
 	FILE *f = rc == 0 ? temp_file(c, e) : NULL;
@@ -136,7 +137,6 @@ static int write_export(struct api_ctx *c, struct http_req *r, const struct cata
 	x->o.go = NULL;
 	api_go_free(&go);
 	evlog_free(log);
-	profile_free(p);
 	return rc;
 }
 

@@ -11,7 +11,7 @@
  *                 with cycles only), as the folded view.
  *   clock_hz      speedscope, perfetto: cycles per second; times in ns.
  *   min_duration  perfetto: leave out frames shorter than this many ns.
- *   sampled=1     speedscope: the sampled form (no re-run, see below).
+ *   sampled=1     speedscope: the sampled form (no stack events needed).
  *   max_events    speedscope: sampled form above this many stack events
  *                 (default API_EXPORT_SPEEDSCOPE_EVENTS).
  *   annotate=1    folded: _[k] on kernel frames.
@@ -22,9 +22,9 @@
  *
  * Where the data comes from. folded, pprof and sampled speedscope are made
  * from the stored result (result.h). The time-keeping exports (evented
- * speedscope, perfetto) replay the job's stack events (api_events.h); past
- * API_EXPORT_MAX_EVENTS of them, speedscope falls back to samples and
- * perfetto answers 413.
+ * speedscope, perfetto) replay the stack events the job kept (api_events.h;
+ * 409 for a result without them); past RESULT_MAX_EVENTS of them,
+ * speedscope falls back to samples and perfetto answers 413.
  *
  * Responses are written to an unlinked temporary file under DATA/tmp and
  * sent from it, so a multi-GB export never sits in memory.

@@ -15,7 +15,7 @@
 #include "profile/profile_json.h"
 #include "trace/trace_formats.h"
 #include "util/oob_log.h"
-#include "worker.h"
+#include "result.h"
 
 static int refuse(struct http_req *r, struct oob_err *e)
 {
@@ -203,7 +203,7 @@ static int delete_finished(struct api_ctx *c, struct http_req *r, int64_t id, st
 	if (rc < 0)
 		return rc;
 	char rel[64];
-	snprintf(rel, sizeof(rel), "results/%lld", (long long)id);
+	result_path(id, RESULT_DIR, rel, sizeof(rel));
 	store_rmdir(c->store, rel, NULL);
 	api_cache_forget(c->cache, id);
 	http_respond_json(r, 200, json_pack("{s:I, s:b}", "id", (json_int_t)id, "deleted", 1));

@@ -108,6 +108,9 @@ json_t *api_json_job(const struct catalog_job *j, const struct job_progress *p,
 		json_t *stats = json_loads(r->stats, 0, NULL);
 		json_object_set_new(o, "summary", stats ? stats : json_null());
 		json_object_set_new(o, "partial", json_boolean(r->partial));
+		json_object_set_new(o, "stack_events_bytes",
+				    r->events[0] ? json_integer((json_int_t)r->events_bytes)
+						 : json_null());
 		add_links(o, j->id);
 	} else {
 		json_object_set_new(o, "summary", json_null());

@@ -11,7 +11,7 @@
 #include "timeline/timeline.h"
 #include "timeline/timeline_go.h"
 #include "timeline/timeline_json.h"
-#include "worker.h"
+#include "result.h"
 
 static int window_args(struct http_req *r, struct timeline_opts *o, struct oob_err *e)
 {
@@ -46,7 +46,7 @@ int api_go_load(struct api_ctx *c, int64_t id, struct api_go *s, struct oob_err 
 	free(j);
 	if (rc < 0 || !spec.go_trace)
 		return rc;
-	worker_result_rel(id, "go.json", rel, sizeof(rel));
+	result_path(id, RESULT_GO, rel, sizeof(rel));
 	store_abspath(c->store, rel, abs, sizeof(abs));
 	json_error_t je;
 	if (!(s->clock = json_load_file(abs, 0, &je)))
@@ -87,12 +87,12 @@ static size_t count_intervals(const json_t *v)
 }
 
 /* A finished job's stack events and the profile of the run that recorded
- * them, held for one request. */
+ * them (its stored result, borrowed from the cache), held for one request. */
 struct job_events {
 	struct api_cache_ref *ref;
 	int partial;
 	struct evlog *log;
-	struct profile *p;
+	const struct profile *p;
 };
 
 static int job_events_get(struct api_ctx *c, int64_t id, struct job_events *x, struct oob_err *e)
@@ -102,12 +102,12 @@ static int job_events_get(struct api_ctx *c, int64_t id, struct job_events *x, s
 	if (!(x->ref = api_job_result(c, id, &row, &res, e)))
 		return e->code;
 	x->partial = result_partial(res);
-	return api_job_events(c, &row, id, x->partial, &x->log, &x->p, e);
+	x->p = result_profile(res);
+	return (x->log = api_job_events(c, &row, id, e)) ? 0 : e->code;
 }
 
 static void job_events_put(struct api_ctx *c, struct job_events *x)
 {
-	profile_free(x->p);
 	evlog_free(x->log);
 	if (x->ref)
 		api_cache_put(c->cache, x->ref);

@@ -59,6 +59,10 @@ static const char *const migrations[] = {
     /* crashes: processes that died while the job ran (its worker, or the
      * whole server); at two the job fails instead of running again. */
     "ALTER TABLE jobs ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0;",
+    /* events: the stack-event log the job wrote beside its profile ('' for
+     * results of older versions and snapshots of a stream). */
+    "ALTER TABLE results ADD COLUMN events TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE results ADD COLUMN events_bytes INTEGER NOT NULL DEFAULT 0;",
 };
 
 #define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
@@ -693,9 +697,9 @@ static int result_put_locked(struct catalog *c, const struct catalog_result *r, 
 {
 	sqlite3_stmt *st = prep(c, err,
 				"INSERT OR REPLACE INTO results (job_id, profile, folded, partial,"
-				" stats, created) VALUES (?,?,?,?,?,?)",
-				"issisi", r->job_id, r->profile, r->folded, (int64_t)r->partial,
-				r->stats, now_s());
+				" stats, created, events, events_bytes) VALUES (?,?,?,?,?,?,?,?)",
+				"issisisu", r->job_id, r->profile, r->folded, (int64_t)r->partial,
+				r->stats, now_s(), r->events, r->events_bytes);
 	return run(c, st, err);
 }
 
@@ -745,6 +749,8 @@ static void read_result_v(sqlite3_stmt *st, void *out)
 	r->partial = sqlite3_column_int(st, 3);
 	col_text(st, 4, r->stats, sizeof(r->stats));
 	r->created = sqlite3_column_int64(st, 5);
+	col_text(st, 6, r->events, sizeof(r->events));
+	r->events_bytes = (uint64_t)sqlite3_column_int64(st, 7);
 }
 
 int catalog_result_get(struct catalog *c, int64_t job_id, struct catalog_result *out,
@@ -752,8 +758,8 @@ int catalog_result_get(struct catalog *c, int64_t job_id, struct catalog_result 
 {
 	pthread_mutex_lock(&c->lock);
 	sqlite3_stmt *st = prep(c, err,
-				"SELECT job_id, profile, folded, partial, stats, created"
-				" FROM results WHERE job_id = ?",
+				"SELECT job_id, profile, folded, partial, stats, created, events,"
+				" events_bytes FROM results WHERE job_id = ?",
 				"i", job_id);
 	int rc = get_one(c, st, read_result_v, out, "result for job", job_id, err);
 	pthread_mutex_unlock(&c->lock);

@@ -29,7 +29,7 @@
 
 #define CATALOG_NAME_MAX       128
 #define CATALOG_SPEC_MAX       8192
-#define CATALOG_SCHEMA_VERSION 2
+#define CATALOG_SCHEMA_VERSION 3
 /* A job whose process died this often while it ran fails (no crash loop). */
 #define CATALOG_MAX_CRASHES 2
 
@@ -116,6 +116,8 @@ struct catalog_result {
 	int64_t job_id;
 	char profile[128]; /* relative paths of the result files */
 	char folded[128];
+	char events[128];      /* the stack events (evlog.h); "" if the run kept none */
+	uint64_t events_bytes; /* its size */
 	int partial;
 	char stats[4096]; /* JSON object: the profile's statistics */
 	int64_t created;

@@ -27,6 +27,18 @@ struct result_doc {
 	struct oob_arena *arena;
 };
 
+void result_path(int64_t job, enum result_file f, char *buf, size_t n)
+{
+	static const char *const names[] = {
+	    [RESULT_DIR] = "",
+	    [RESULT_PROFILE] = "/profile.json",
+	    [RESULT_FOLDED] = "/folded.txt",
+	    [RESULT_EVENTS] = "/events.evl",
+	    [RESULT_GO] = "/go.json",
+	};
+	snprintf(buf, n, "results/%lld%s", (long long)job, names[f]);
+}
+
 static json_t *frame_json(const struct profile_frame *f)
 {
 	char addr[24];

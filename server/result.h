@@ -23,6 +23,11 @@
  * folded-stack and per-function views follow profile_write_folded and
  * profile_functions exactly, so that the server and the CLI agree.
  *
+ * Beside it, the job's other result files (result_path names them all):
+ * folded.txt (folded stacks in the job's metric), events.evl (the stack
+ * events of the run, core/recon/evlog.h, whose frame ids are this profile's)
+ * and go.json (the Go clock model of a job with a Go trace).
+ *
  * A struct result is immutable once loaded: any number of threads may read it.
  */
 #ifndef OOB_RESULT_H
@@ -38,6 +43,23 @@
 #include "profile/profile.h"
 
 #define RESULT_VERSION 1
+
+/* Stack events a job keeps at most (about 6 bytes each on disk): a longer
+ * run keeps a capped log, which the time-keeping views refuse (evlog.h). */
+#define RESULT_MAX_EVENTS 200000000ull
+
+/* The files of a job's result, under DATA/results/<job>/. */
+enum result_file {
+	RESULT_DIR,	/* the folder itself */
+	RESULT_PROFILE, /* profile.json */
+	RESULT_FOLDED,	/* folded.txt */
+	RESULT_EVENTS,	/* events.evl */
+	RESULT_GO,	/* go.json */
+};
+
+/* The path of job's file f relative to the data folder ("results/<job>/...")
+ * into buf; the one place those paths are spelled. */
+void result_path(int64_t job, enum result_file f, char *buf, size_t n);
 
 struct result;
 

@@ -467,6 +467,40 @@ int store_put_file(struct store *s, const char *rel, const void *data, size_t n,
 	return store_fsync_dir(dir, err);
 }
 
+int store_temp_path(struct store *s, const char *rel, char *buf, size_t n, struct oob_err *err)
+{
+	char dst[1280], dir[1280];
+	if (store_abspath(s, rel, dst, sizeof(dst)) < 0 || parent_of(dst, dir, sizeof(dir)) < 0)
+		return oob_err_set(err, -ENAMETOOLONG, "bad result path: %s", rel);
+	int rc = mkdir_durable(dir, err);
+	if (rc < 0)
+		return rc;
+	unsigned long long k = __atomic_add_fetch(&s->seq, 1, __ATOMIC_RELAXED);
+	if ((size_t)snprintf(buf, n, "%s.tmp-%ld-%llu", dst, (long)getpid(), k) >= n)
+		return oob_err_set(err, -ENAMETOOLONG, "bad result path: %s", rel);
+	return 0;
+}
+
+int store_install(struct store *s, const char *tmp, const char *rel, struct oob_err *err)
+{
+	char dst[1280], dir[1280];
+	int rc = 0;
+	if (store_abspath(s, rel, dst, sizeof(dst)) < 0 || parent_of(dst, dir, sizeof(dir)) < 0)
+		rc = oob_err_set(err, -ENAMETOOLONG, "bad result path: %s", rel);
+	int fd = rc == 0 ? open(tmp, O_RDONLY | O_CLOEXEC) : -1;
+	if (rc == 0 && (fd < 0 || fsync(fd) < 0))
+		rc = sys_err(err, "fsync", tmp);
+	if (fd >= 0)
+		close(fd);
+	if (rc == 0 && rename(tmp, dst) < 0)
+		rc = sys_err(err, "rename", dst);
+	if (rc < 0) {
+		unlink(tmp);
+		return rc;
+	}
+	return store_fsync_dir(dir, err);
+}
+
 int store_rmdir(struct store *s, const char *rel, struct oob_err *err)
 {
 	char p[1280];

@@ -99,6 +99,16 @@ int store_remove(struct store *s, const char *rel, struct oob_err *err);
 int store_put_file(struct store *s, const char *rel, const void *data, size_t n,
 		   struct oob_err *err);
 
+/*
+ * For a result file written by other means (a log that grows as a job runs):
+ * a temporary path beside DATA/<rel> into buf, its folder created if needed,
+ * then store_install makes it DATA/<rel> as store_put_file would (fsync,
+ * rename, fsync of the folder; the temporary file removed on failure). A
+ * crash in between leaves a temporary file that store_open removes.
+ */
+int store_temp_path(struct store *s, const char *rel, char *buf, size_t n, struct oob_err *err);
+int store_install(struct store *s, const char *tmp, const char *rel, struct oob_err *err);
+
 /* Makes DATA/<rel> (one level below an existing folder) exist. */
 int store_mkdir(struct store *s, const char *rel, struct oob_err *err);
 /* Removes the folder DATA/<rel> and the files directly in it. */

@@ -12,6 +12,7 @@
 #include "jobspec.h"
 #include "util/oob_log.h"
 #include "util/oob_mem.h"
+#include "recon/evlog.h"
 #include "recon/recon.h"
 #include "profile/profile_json.h"
 #include "result.h"
@@ -39,6 +40,8 @@ struct run {
 	char events_path[1280];
 	double last_db, snap_at, snap_cost;
 	uint64_t snap_insns;
+	struct evlog *log;     /* the run's stack events, written as it goes */
+	char events_tmp[1400]; /* where, until the result is complete */
 };
 
 static double now_s(void)
@@ -46,11 +49,6 @@ static double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void worker_result_rel(int64_t id, const char *file, char *buf, size_t n)
-{
-	snprintf(buf, n, "results/%lld/%s", (long long)id, file);
 }
 
 static uint64_t fd_size(int fd)
@@ -209,8 +207,8 @@ static int write_result(struct run *run, const struct profile *p, int partial,
 	memset(r, 0, sizeof(*r));
 	r->job_id = id;
 	r->partial = partial;
-	worker_result_rel(id, "profile.json", r->profile, sizeof(r->profile));
-	worker_result_rel(id, "folded.txt", r->folded, sizeof(r->folded));
+	result_path(id, RESULT_PROFILE, r->profile, sizeof(r->profile));
+	result_path(id, RESULT_FOLDED, r->folded, sizeof(r->folded));
 	char *json = result_json_from_profile(p, partial, &len);
 	if (!json)
 		return oob_err_set(err, -ENOMEM, "cannot serialize the profile");
@@ -247,6 +245,7 @@ static void snapshot(struct run *run, uint64_t insns)
 	o.trace.in.more = NULL;
 	o.max_insns = insns;
 	o.progress = NULL;
+	o.on_event = NULL; /* a snapshot keeps no stack events (worker.h) */
 	if (recon_run(&o, run->path_list, 1, &p, &err) == 0 &&
 	    write_result(run, p, 1, &r, &err) == 0 &&
 	    catalog_result_put(run->env->cat, &r, &err) == 0)
@@ -277,9 +276,17 @@ static void on_progress(void *ctx, uint64_t raw_bytes, uint64_t insns)
 		snapshot(run, insns);
 }
 
-static void setup_opts(struct run *run)
+/* The run records its stack events into a temporary file of the job's
+ * result folder, installed with the result (keep_events). */
+static int setup_opts(struct run *run, struct oob_err *err)
 {
 	struct recon_opts *o = &run->opts;
+	char rel[128];
+	result_path(run->ctl->id, RESULT_EVENTS, rel, sizeof(rel));
+	int rc =
+	    store_temp_path(run->env->store, rel, run->events_tmp, sizeof(run->events_tmp), err);
+	if (rc < 0 || !(run->log = evlog_new(run->events_tmp, RESULT_MAX_EVENTS, err)))
+		return rc < 0 ? rc : err->code;
 	jobspec_recon_opts(&run->spec, o);
 	if (run->streaming) {
 		o->trace.in.more = follow_more;
@@ -293,6 +300,32 @@ static void setup_opts(struct run *run)
 	o->progress = on_progress;
 	o->progress_ctx = run;
 	o->cancel = &run->ctl->cancel;
+	o->on_event = evlog_record;
+	o->event_ctx = run->log;
+	return 0;
+}
+
+/* Puts the finished stack-event log in place as the result's events.evl and
+ * records it in the result row. */
+static int keep_events(struct run *run, struct catalog_result *r, struct oob_err *err)
+{
+	struct stat st;
+	int rc = evlog_finish(run->log, err);
+	if (rc == 0 && evlog_capped(run->log))
+		OOB_WARN("job %lld: more than %llu stack events: its timeline and evented exports "
+			 "will be refused",
+			 (long long)run->ctl->id, RESULT_MAX_EVENTS);
+	evlog_free(run->log);
+	run->log = NULL;
+	result_path(run->ctl->id, RESULT_EVENTS, r->events, sizeof(r->events));
+	if (rc == 0)
+		rc = store_install(run->env->store, run->events_tmp, r->events, err);
+	char abs[1280];
+	store_abspath(run->env->store, r->events, abs, sizeof(abs));
+	if (rc == 0 && stat(abs, &st) < 0)
+		rc = oob_err_set(err, -errno, "stack events: %s", strerror(errno));
+	r->events_bytes = rc == 0 ? (uint64_t)st.st_size : 0;
+	return rc;
 }
 
 /* A stream that ended without a proper close (client gone, server restart)
@@ -358,7 +391,7 @@ static int go_overlay(struct run *run, struct oob_err *err)
 	gotrace_free(g);
 	char *text = json_dumps(desc, JSON_COMPACT);
 	json_decref(desc);
-	worker_result_rel(run->ctl->id, "go.json", rel, sizeof(rel));
+	result_path(run->ctl->id, RESULT_GO, rel, sizeof(rel));
 	rc = text ? store_put_file(run->env->store, rel, text, strlen(text), err)
 		  : oob_err_set(err, -ENOMEM, "go clock: cannot serialize");
 	free(text);
@@ -375,6 +408,8 @@ static int finish(struct run *run, int rc, struct profile *p, struct oob_err *er
 	if (rc == 0) {
 		int partial = profile_stats(p)->partial || !trace_complete(run);
 		rc = write_result(run, p, partial, &r, err);
+		if (rc == 0)
+			rc = keep_events(run, &r, err);
 		if (rc == 0) {
 			const struct profile_stats *st = profile_stats(p);
 			catalog_job_progress(cat, id, st->raw_bytes, run->total, st->instructions,
@@ -417,14 +452,18 @@ int worker_run(void *ctx, struct job_ctl *ctl)
 	rc = jobspec_parse_text(job->spec, strlen(job->spec), &run->spec, &err);
 	if (rc == 0)
 		rc = resolve_files(run, &err);
+	if (rc == 0)
+		rc = setup_opts(run, &err);
 	if (rc == 0) {
-		setup_opts(run);
 		job_ctl_progress(ctl, 0, run->total, 0);
 		rc = recon_run(&run->opts, run->path_list, run->spec.ntraces, &p, &err);
 	}
 	rc = finish(run, rc, p, &err);
 out:
 	profile_free(p);
+	evlog_free(run->log);
+	if (run->events_tmp[0])
+		unlink(run->events_tmp); /* left by a failure (installed, it is gone) */
 	if (run->scratch[0])
 		store_rmdir(run->env->store, run->scratch, NULL);
 	for (size_t k = 0; k < JOBSPEC_MAX_TRACES; k++)

@@ -671,6 +671,10 @@ static int run_fireperf(struct recon *r, struct in_stream *s, struct oob_err *er
 			fireperf_leave(r, h, ev->label);
 	}
 	fireperf_close(fr);
+	/* FirePerf stops with the frames the program was in still open (the
+	 * fold simply leaves them): close them at the last cycle, so that the
+	 * stack events nest like a trace's (evlog.h). */
+	recon_pop_to(r, h, 0);
 	r->run.st.harts = 1;
 	r->run.st.cycles = h->end_cycle - h->first_cycle;
 	h->started = 0; /* finish() must not add instruction spans */

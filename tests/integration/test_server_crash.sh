@@ -114,6 +114,7 @@ for id in $ids; do
 	s=$(wait_job "$id" 300)
 	[ "$s" = done ] || fail "job $id after restart" "$s: $(cat "$W/job.json")"
 	curl -s "$SRV_URL/api/v1/jobs/$id/folded" >"$W/folded.$id"
+	curl -s "$SRV_URL/api/v1/jobs/$id/timeline" >"$W/timeline.$id"
 done
 runs=$(curl -s "$SRV_URL/api/v1/jobs/$victim" | python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"])')
 same=1
@@ -124,6 +125,17 @@ if [ "$runs" = 2 ] && [ $same = 1 ] && [ -s "$W/folded.1" ]; then
 	pass "job $victim ran again after the crash (runs = 2) to the same folded stacks as the $(($(echo $ids | wc -w) - 1)) others ($(wc -l <"$W/folded.1" | tr -d ' ') lines)"
 else
 	fail "job re-run" "runs $runs, identical $same"
+fi
+# The stack events are results too: every job's timeline (read from the
+# events.evl its run wrote) is the same, the re-run one's included.
+same=1
+for id in $ids; do
+	cmp -s "$W/timeline.1" "$W/timeline.$id" || same=0
+done
+if [ $same = 1 ] && grep -q '"intervals"' "$W/timeline.1"; then
+	pass "every job's timeline, read from its kept stack events, is the same after the crash"
+else
+	fail "timelines after restart" "identical $same: $(head -c 200 "$W/timeline.$victim")"
 fi
 left=$(find "$W/data" -name '*.tmp-*' -o -name 'upload-*' | head -n 3)
 badjson=0

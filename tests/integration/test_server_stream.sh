@@ -181,9 +181,18 @@ if [ -x "$GEN/progs/oobtrace.so" ] && command -v qemu-riscv64 >/dev/null 2>&1 &&
 	done
 	st=$(http GET "$SRV_URL/api/v1/jobs/$JL/flamegraph" "$W/snap.json")
 	snap_root=$(jq_py "$W/snap.json" '"%s %s" % (j.get("value"), j.get("partial"))' 2>/dev/null)
+	snap_tl=$(http GET "$SRV_URL/api/v1/jobs/$JL/timeline" "$W/snap-tl.json")
 	touch "$W/go"
 	wait $feeder
 	state=$(wait_job "$JL" 300)
+	final_tl=$(http GET "$SRV_URL/api/v1/jobs/$JL/timeline" "$W/final-tl.json")
+	# snapshots keep no stack events: the timeline waits for the final run
+	msg=$(jq_py "$W/snap-tl.json" 'j["error"]["message"]' 2>/dev/null)
+	case "$snap_tl $final_tl $msg" in
+	"409 200 job $JL: its result is a snapshot of a stream still arriving; stack events come with the final result")
+		pass "while streaming: the timeline answers 409 ($msg), then 200 from the final run's events" ;;
+	*) fail "timeline while streaming" "$snap_tl then $final_tl: $msg" ;;
+	esac
 	final=$(jq_py "$W/job.json" '"%s %s" % (j.get("partial"), j["summary"]["instructions"])')
 	# a newer snapshot may land between the two requests: the flame graph's
 	# own figure is the one checked

@@ -236,6 +236,8 @@ static void jobs_lifecycle_and_recovery(void)
 	struct catalog_result r = {.job_id = j.id, .partial = 0};
 	snprintf(r.profile, sizeof(r.profile), "results/%lld/profile.json", (long long)j.id);
 	snprintf(r.stats, sizeof(r.stats), "{\"instructions\": 5000}");
+	snprintf(r.events, sizeof(r.events), "results/%lld/events.evl", (long long)j.id);
+	r.events_bytes = 5000000000ull; /* over 32 bits */
 	CHECK_EQ(catalog_job_finish(c, j.id, CATALOG_JOB_DONE, 0, NULL, &r, &e), 0);
 	struct catalog_job got;
 	CHECK_EQ(catalog_job_get(c, j.id, &got, &e), 0);
@@ -247,6 +249,8 @@ static void jobs_lifecycle_and_recovery(void)
 	struct catalog_result rr;
 	CHECK_EQ(catalog_result_get(c, j.id, &rr, &e), 0);
 	CHECK(strcmp(rr.stats, "{\"instructions\": 5000}") == 0);
+	CHECK_STR(rr.events, r.events);
+	CHECK(rr.events_bytes == 5000000000ull);
 	CHECK_EQ(catalog_result_get(c, k.id, &rr, &e), -ENOENT);
 	CHECK_EQ(catalog_job_finish(c, j.id, CATALOG_JOB_FAILED, -EIO, "x", NULL, &e), -EBUSY);
 
@@ -299,6 +303,40 @@ static void crashes_end_in_failure(void)
 	catalog_close(c);
 }
 
+/* A result of schema 2 (before jobs kept their stack events) reads back
+ * with no event log, which the API answers with "run the job again". */
+static void results_of_schema_2_have_no_events(void)
+{
+	char path[400], cmd[1400];
+	snprintf(path, sizeof(path), "%s/v2.db", tmpdir);
+	struct oob_err e = {0};
+	struct catalog *c = catalog_open(path, &e);
+	CHECK(c != NULL);
+	struct catalog_job j = {.trace_id = add_trace(c, "old", CATALOG_TRACE_READY)};
+	snprintf(j.spec, sizeof(j.spec), "{}");
+	CHECK_EQ(catalog_job_add(c, &j, NULL, 0, &e), 0);
+	catalog_close(c);
+	if (system("command -v sqlite3 >/dev/null 2>&1") != 0)
+		SKIP("sqlite3 command line tool not installed");
+	snprintf(cmd, sizeof(cmd),
+		 "sqlite3 '%s' \"ALTER TABLE results DROP COLUMN events;"
+		 " ALTER TABLE results DROP COLUMN events_bytes;"
+		 " UPDATE jobs SET state = 'done' WHERE id = %lld;"
+		 " INSERT INTO results VALUES (%lld, 'p', 'f', 0, '{}', 1);"
+		 " PRAGMA user_version = 2\" 2>&1",
+		 path, (long long)j.id, (long long)j.id);
+	CHECK_EQ(system(cmd), 0);
+	c = catalog_open(path, &e);
+	CHECK(c != NULL);
+	CHECK_EQ(catalog_schema_version(c), CATALOG_SCHEMA_VERSION);
+	struct catalog_result r;
+	CHECK_EQ(catalog_result_get(c, j.id, &r, &e), 0);
+	CHECK_STR(r.profile, "p");
+	CHECK_STR(r.events, "");
+	CHECK(r.events_bytes == 0);
+	catalog_close(c);
+}
+
 int main(void)
 {
 	OOBTEST_BEGIN("test_catalog");
@@ -313,6 +351,7 @@ int main(void)
 	RUN(traces_and_streams);
 	RUN(jobs_lifecycle_and_recovery);
 	RUN(crashes_end_in_failure);
+	RUN(results_of_schema_2_have_no_events);
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)

@@ -179,6 +179,28 @@ static void damaged_documents_never_crash(void)
 	CHECK(refused > 90);
 }
 
+/* Every result file's path, as the data folder's layout (worker.h) says. */
+static void paths_of_result_files(void)
+{
+	static const struct {
+		enum result_file f;
+		const char *want;
+	} rows[] = {
+	    {RESULT_DIR, "results/42"},
+	    {RESULT_PROFILE, "results/42/profile.json"},
+	    {RESULT_FOLDED, "results/42/folded.txt"},
+	    {RESULT_EVENTS, "results/42/events.evl"},
+	    {RESULT_GO, "results/42/go.json"},
+	};
+	char buf[64];
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		result_path(42, rows[i].f, buf, sizeof(buf));
+		CHECK_STR(buf, rows[i].want);
+	}
+	result_path(9000000000ll, RESULT_EVENTS, buf, sizeof(buf));
+	CHECK_STR(buf, "results/9000000000/events.evl");
+}
+
 int main(void)
 {
 	OOBTEST_BEGIN("test_result");
@@ -187,6 +209,7 @@ int main(void)
 		return 1;
 	mixed = testprof_mixed(NULL);
 	spike = testprof_spike(tmpdir);
+	RUN(paths_of_result_files);
 	RUN(round_trip_mixed);
 	RUN(round_trip_spike);
 	RUN(partial_flag_and_file);

@@ -162,6 +162,48 @@ static void put_file_is_atomic(void)
 	store_free(s);
 }
 
+/* A file written by other means (a job's event log) comes into place as
+ * store_put_file's do; a crash before store_install leaves only a temporary
+ * file, which the next store_open removes. */
+static void installed_file_is_atomic(void)
+{
+	struct oob_err e = {0};
+	struct store *s = store_open(tmpdir, &e);
+	CHECK(s != NULL);
+	char tmp[1400], abs[1400], dir[600];
+	struct stat st;
+	snprintf(dir, sizeof(dir), "%s/results/4", tmpdir);
+	CHECK_EQ(store_temp_path(s, "results/4/events.evl", tmp, sizeof(tmp), &e), 0);
+	FILE *f = fopen(tmp, "w");
+	CHECK(f != NULL);
+	fputs("12345", f);
+	fclose(f);
+	store_abspath(s, "results/4/events.evl", abs, sizeof(abs));
+	CHECK(stat(abs, &st) < 0); /* not there before the install */
+	CHECK_EQ(store_install(s, tmp, "results/4/events.evl", &e), 0);
+	CHECK_EQ(stat(abs, &st), 0);
+	CHECK_EQ(st.st_size, 5);
+	CHECK_EQ(count_files(dir), 1);
+	/* a crash between the two: the temporary file goes at the next start */
+	CHECK_EQ(store_temp_path(s, "results/4/events.evl", tmp, sizeof(tmp), &e), 0);
+	f = fopen(tmp, "w");
+	CHECK(f != NULL);
+	fclose(f);
+	CHECK_EQ(count_files(dir), 2);
+	store_free(s);
+	s = store_open(tmpdir, &e);
+	CHECK(s != NULL);
+	CHECK_EQ(count_files(dir), 1);
+	CHECK_EQ(stat(abs, &st), 0);
+	CHECK_EQ(st.st_size, 5);
+	/* a file that is not there is an error naming it, and nothing moves */
+	CHECK(store_install(s, tmp, "results/4/events.evl", &e) < 0);
+	CHECK(strstr(e.msg, tmp) != NULL);
+	CHECK_EQ(stat(abs, &st), 0);
+	CHECK_EQ(store_rmdir(s, "results/4", &e), 0);
+	store_free(s);
+}
+
 static void unusable_folder_is_an_error(void)
 {
 	struct oob_err e = {0};
@@ -186,6 +228,7 @@ int main(void)
 	RUN(unfinished_upload_vanishes_at_restart);
 	RUN(stream_is_readable_while_growing);
 	RUN(put_file_is_atomic);
+	RUN(installed_file_is_atomic);
 	RUN(unusable_folder_is_an_error);
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
