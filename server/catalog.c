@@ -829,6 +829,15 @@ static int count_crash_locked(struct catalog *c, int64_t id, const char *why, st
 static int crash_txn(struct catalog *c, int64_t id, const char *why, struct oob_err *err)
 {
 	int rc = exec_sql(c, "BEGIN IMMEDIATE", err), counted = 0;
+	/* A job's process can die before it marks its job running (it was
+	 * killed while starting): that is its crash too, not a job to forget
+	 * in "queued" (the pool has already let it go). */
+	if (rc == 0 && id)
+		rc = run(c,
+			 prep(c, err,
+			      "UPDATE jobs SET state = 'running' WHERE id = ? AND state = 'queued'",
+			      "i", id),
+			 err);
 	if (rc == 0)
 		rc = counted = count_crash_locked(c, id, why, err);
 	if (rc >= 0)

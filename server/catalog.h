@@ -198,8 +198,9 @@ int catalog_result_get(struct catalog *c, int64_t job_id, struct catalog_result 
  * -EBUSY (still active). */
 int catalog_job_delete(struct catalog *c, int64_t id, struct oob_err *err);
 /*
- * A process died while job id was "running" (its worker was killed by a
- * signal, say): counts the crash and, at CATALOG_MAX_CRASHES, fails the job
+ * A process died while job id was "running", or "queued" because it died
+ * while starting (its worker was killed by a signal, say): counts the crash
+ * and, at CATALOG_MAX_CRASHES, fails the job
  * with a message ending in `why`; else queues it again. Returns 1 if the job
  * is queued again (run it), 0 if not, or a negative errno.
  */
