@@ -1,9 +1,10 @@
 #!/bin/sh
 # The whole test suite, exactly as CI runs it: dependencies, a build with
 # AddressSanitizer and UndefinedBehaviorSanitizer, the style check, then every
-# test tier (unit, integration, browser). The last line printed is
-# "tests: N passed, N failed, N skipped"; the exit status is non-zero on any
-# failure.
+# test tier (unit, integration, browser) through `make check` (automake's
+# harness: each test's cases in its .log under build-check/). The last line
+# printed is "tests: N passed, N failed, N skipped"; the exit status is
+# non-zero on any failure.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 sh "$top/deploy/install-deps.sh"

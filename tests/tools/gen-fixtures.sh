@@ -1,6 +1,6 @@
 #!/bin/sh
 # gen-fixtures.sh OUTDIR: runs every tests/tools/gen-*.sh generator with OUTDIR
-# as its argument (tests/run-tests.sh calls this first, with
+# as its argument (`make check` runs this first, check_DATA in Makefile.am, with
 # $OOB_BUILDDIR/tests/gen). Generators are idempotent and print their own
 # PASS/FAIL/SKIP lines; the exit status is 1 if any of them failed.
 set -u

@@ -1,7 +1,7 @@
 /*
  * oobtest: the few macros our C unit tests need. Each test case is a void
- * function; RUN() executes it and prints one line that tests/run-tests.sh
- * counts: "PASS: <file>: <case>", "FAIL: ...: <where>: <what>" or
+ * function; RUN() executes it and prints one line that `make check` counts
+ * (tests/tools/summary.sh): "PASS: <file>: <case>", "FAIL: ...: <where>: <what>" or
  * "SKIP: ...: <reason>". A failed CHECK returns from the case.
  *
  * Fixtures: oobtest_shared("fixtures/spike/prog") gives a path under
