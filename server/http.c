@@ -290,6 +290,18 @@ static enum MHD_Result queue(struct http_req *r)
 	return rc;
 }
 
+/* Whether a body follows the headers. A response queued before the body is
+ * read makes libmicrohttpd close the connection afterwards (the unread body
+ * would be taken for the next request), which is what a refused upload
+ * wants; a request without a body gets its response in the next call, once
+ * libmicrohttpd counts the request as complete, and the connection is kept
+ * alive. */
+static int has_body(struct http_req *r)
+{
+	return http_req_content_length(r) > 0 ||
+	       http_req_header(r, MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
+}
+
 /* After a refusal the response can only be queued once the body is in
  * (libmicrohttpd refuses responses while it reads one), so the rest is read
  * and dropped, up to this much; beyond it the connection is closed. */
@@ -337,7 +349,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 		*con_cls = r;
 		if (refuse_bad_text(r)) {
 			r->failed = 1; /* no route began: drop any body */
-			return queue(r);
+			return has_body(r) ? queue(r) : MHD_YES;
 		}
 		r->mode = s->hooks.begin(s->ctx, r);
 		int64_t len = http_req_content_length(r);
@@ -345,7 +357,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 		    !http_req_responded(r))
 			http_respond_error(r, 413, "too_large", "request body over %zu bytes",
 					   s->max_buffered);
-		return queue(r);
+		return has_body(r) ? queue(r) : MHD_YES;
 	}
 	if (*upload_size) {
 		size_t n = *upload_size;
