@@ -149,8 +149,16 @@ static int start(struct server *s, struct oob_err *err)
 		return rc;
 	if ((rc = recover_jobs(s, err)) < 0)
 		return rc;
-	struct http_opts ho = {s->cfg.listen_host,	s->cfg.listen_port, s->cfg.max_connections,
-			       s->cfg.max_header_bytes, s->cfg.timeout_s,   JSON_BODY_MAX};
+	struct http_opts ho = {.host = s->cfg.listen_host,
+			       .port = s->cfg.listen_port,
+			       .max_connections = s->cfg.max_connections,
+			       .max_header_bytes = s->cfg.max_header_bytes,
+			       .timeout_s = s->cfg.timeout_s,
+			       .max_buffered = JSON_BODY_MAX,
+			       .max_per_ip = s->cfg.max_per_ip,
+			       .threads = s->cfg.http_threads,
+			       .compute_threads = s->cfg.compute_threads,
+			       .upload_timeout_s = s->cfg.upload_timeout_s};
 	if (!(s->http = http_start(&ho, api_hooks(), &s->api, err)))
 		return err->code;
 	return 0;
