@@ -166,6 +166,19 @@ void http_respond_json(struct http_req *r, unsigned status, json_t *j)
 	set_response(r, status, "application/json", resp);
 }
 
+void http_respond_shared(struct http_req *r, unsigned status, const char *ctype, const void *body,
+			 size_t n, void (*release)(void *cls), void *cls)
+{
+	struct MHD_Response *resp =
+	    MHD_create_response_from_buffer_with_free_callback_cls(n, (void *)body, release, cls);
+	if (!resp) {
+		release(cls);
+		http_respond_error(r, 500, "internal", "cannot build the response");
+		return;
+	}
+	set_response(r, status, ctype, resp);
+}
+
 void http_respond_fd(struct http_req *r, unsigned status, const char *ctype, int fd, uint64_t size)
 {
 	struct MHD_Response *resp = MHD_create_response_from_fd64(size, fd);

@@ -111,6 +111,10 @@ void http_add_header(struct http_req *r, const char *name, const char *value);
 void http_respond(struct http_req *r, unsigned status, const char *ctype, const void *body,
 		  size_t n);
 void http_respond_json(struct http_req *r, unsigned status, json_t *j);
+/* body (n bytes) is sent without a copy: release(cls) is called once the
+ * response no longer needs it (also when it could not be queued). */
+void http_respond_shared(struct http_req *r, unsigned status, const char *ctype, const void *body,
+			 size_t n, void (*release)(void *cls), void *cls);
 void http_respond_fd(struct http_req *r, unsigned status, const char *ctype, int fd, uint64_t size);
 /* {"error": {"code": code, "message": ...}} with the given status. */
 void http_respond_error(struct http_req *r, unsigned status, const char *code, const char *fmt, ...)

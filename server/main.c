@@ -143,7 +143,7 @@ static int start(struct server *s, struct oob_err *err)
 				  .pool = s->pool,
 				  .uploads = s->uploads,
 				  .statics = open_static(&s->cfg),
-				  .cache = api_cache_new(),
+				  .cache = api_cache_new(s->cfg.cache_bytes),
 				  .started = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9};
 	if (s->cfg.token_file[0] && (rc = api_load_token(&s->api, s->cfg.token_file, err)) < 0)
 		return rc;

@@ -24,6 +24,7 @@ void settings_defaults(struct settings *c)
 	c->http_threads = 4;
 	c->compute_threads = 4;
 	c->upload_timeout_s = 600;
+	c->cache_bytes = (uint64_t)256 << 20;
 	c->max_uploads = 16;
 	c->max_header_bytes = 32 * 1024;
 	c->timeout_s = 30;
@@ -183,6 +184,12 @@ int settings_set(struct settings *c, const char *key, const char *v, struct oob_
 		return set_path(c->port_file, key, v, err);
 	if (strcmp(key, "auth-reads") == 0)
 		return set_bool(&c->auth_reads, key, v, err);
+	if (strcmp(key, "cache-size") == 0) {
+		if (settings_parse_size(v, &c->cache_bytes) < 0 || c->cache_bytes == 0)
+			return oob_err_set(err, -EINVAL,
+					   "cache-size: \"%s\" is not a size (e.g. 256M, 1G)", v);
+		return 0;
+	}
 	if (strcmp(key, "max-upload") == 0) {
 		if (settings_parse_size(v, &c->max_upload) < 0 || c->max_upload == 0)
 			return oob_err_set(err, -EINVAL,
@@ -343,6 +350,7 @@ const char *settings_usage(void)
 	       "  --upload-timeout S    idle timeout within a streamed upload (default 600)\n"
 	       "  --http-threads N      event-loop threads serving connections (default 4)\n"
 	       "  --compute-threads N   threads computing flame graphs, exports... (default 4)\n"
+	       "  --cache-size SIZE     loaded results and rendered views kept (default 256M)\n"
 	       "  --port-file F         write the bound port to F once listening\n"
 	       "  --print-routes        print the API routes and exit\n"
 	       "  --version, --help\n";

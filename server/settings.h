@@ -37,6 +37,7 @@ struct settings {
 	unsigned http_threads;		   /* event-loop threads */
 	unsigned compute_threads;	   /* threads for responses that compute */
 	unsigned upload_timeout_s;	   /* idle timeout within a streamed upload */
+	uint64_t cache_bytes;		   /* loaded results and rendered views */
 	char port_file[SETTINGS_PATH_MAX]; /* written with the bound port once listening */
 
 	/* Actions rather than settings (command line only). */
