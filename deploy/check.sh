@@ -1,7 +1,8 @@
 #!/bin/sh
 # The whole test suite, exactly as CI runs it: dependencies, a build with
 # AddressSanitizer and UndefinedBehaviorSanitizer, the style check, then every
-# test tier (unit, integration, browser). The last line printed is
+# test tier (unit, integration, browser), then the load tier (make check-load,
+# counted with the others). The last line printed is
 # "tests: N passed, N failed, N skipped"; the exit status is non-zero on any
 # failure.
 set -eu
@@ -19,3 +20,4 @@ cd "$build"
 [ -f Makefile ] || "$top/configure" -q --enable-asan --enable-ubsan
 make -j"$(nproc)"
 make -s check
+OOB_APPEND_RESULTS=1 make -s check-load

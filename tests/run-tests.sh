@@ -7,7 +7,13 @@
 # Tiers: unit (C binaries given as arguments), integration (tests/integration/*.sh),
 # browser (tests/browser/*.mjs). Each prints its own PASS/FAIL/SKIP lines; a
 # program that dies without printing a FAIL gets one.
+#
+# With --load (make check-load) only the load tier runs (tests/load/*.sh).
+# OOB_APPEND_RESULTS=1 adds its lines to the results of the run before (CI
+# runs make check, then make check-load), so that the last line counts both.
 set -u
+load=0
+[ "${1:-}" = --load ] && load=1 && shift
 : "${OOB_SRCDIR:?}" "${OOB_BUILDDIR:?}"
 export OOB_SRCDIR OOB_BUILDDIR
 export OOB_SHARED="$OOB_SRCDIR/../shared"
@@ -17,7 +23,7 @@ TEST_TIMEOUT="${TEST_TIMEOUT:-900}"
 out="$OOB_BUILDDIR/tests/out"
 mkdir -p "$out"
 log="$out/results.txt"
-: >"$log"
+[ "${OOB_APPEND_RESULTS:-0}" = 1 ] && [ -f "$log" ] || : >"$log"
 
 # Real traces of real RISC-V programs, generated once per build tree (cached).
 if [ -x "$OOB_SRCDIR/tests/tools/gen-fixtures.sh" ]; then
@@ -45,15 +51,21 @@ run_one() { # name, command...
 	fi
 }
 
-for t in "$@"; do
-	run_one "$t" $TEST_WRAPPER "$OOB_BUILDDIR/$t"
-done
-for t in "$OOB_SRCDIR"/tests/integration/*.sh; do
-	[ -e "$t" ] && run_one "integration/$(basename "$t")" sh "$t"
-done
-for t in "$OOB_SRCDIR"/tests/browser/*.mjs; do
-	[ -e "$t" ] && run_one "browser/$(basename "$t")" node "$t"
-done
+if [ $load = 1 ]; then
+	for t in "$OOB_SRCDIR"/tests/load/*.sh; do
+		[ -e "$t" ] && run_one "load/$(basename "$t")" sh "$t"
+	done
+else
+	for t in "$@"; do
+		run_one "$t" $TEST_WRAPPER "$OOB_BUILDDIR/$t"
+	done
+	for t in "$OOB_SRCDIR"/tests/integration/*.sh; do
+		[ -e "$t" ] && run_one "integration/$(basename "$t")" sh "$t"
+	done
+	for t in "$OOB_SRCDIR"/tests/browser/*.mjs; do
+		[ -e "$t" ] && run_one "browser/$(basename "$t")" node "$t"
+	done
+fi
 
 pass=$(grep -c '^PASS: ' "$log")
 fail=$(grep -c '^FAIL: ' "$log")
