@@ -213,6 +213,16 @@ static json_t *node_json(const struct profile *r, const struct work *w, uint32_t
 	return j;
 }
 
+char *api_flame_render(void *arg, size_t *len)
+{
+	const struct api_flame_render *a = arg;
+	json_t *j = api_flame_build(a->p, a->partial, a->o);
+	char *body = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	*len = body ? strlen(body) : 0;
+	return body;
+}
+
 json_t *api_flame_build(const struct profile *r, int partial, const struct api_flame_opts *o)
 {
 	size_t n = profile_nnodes(r);

@@ -24,7 +24,10 @@
  *   left without weight are dropped.
  * - max_nodes N (> 0): at most N nodes; the nodes with the smallest values
  *   are merged into their parents (the parent keeps its value, so the merged
- *   weight shows as the parent's self). "merged" says how many were.
+ *   weight shows as the parent's self). "merged" says how many were. The
+ *   API applies API_FLAME_DEFAULT_MAX_NODES when the request names none, so
+ *   that a document (and the JSON tree built for it) stays a few MB; 0 asks
+ *   for every node.
  * - depth is bounded at API_FLAME_MAX_DEPTH the same way, so the document
  *   stays printable by recursive JSON writers.
  *
@@ -42,6 +45,10 @@
 #include "profile/profile.h"
 
 #define API_FLAME_MAX_DEPTH 1024
+/* max_nodes when a request gives none: every flame graph of the test
+ * fixtures is whole under it (the largest has 12,934 nodes), and the JSON of
+ * 20,000 nodes is about 3 MB. The viewer asks for 4,000. */
+#define API_FLAME_DEFAULT_MAX_NODES 20000
 
 enum api_priv { API_PRIV_ALL = 0, API_PRIV_USER, API_PRIV_KERNEL };
 
@@ -67,6 +74,16 @@ int api_flame_parse_pid(const struct profile *p, const char *s, struct api_flame
 /* The flame graph of p (new reference; never NULL); partial is reported as
  * the document's "partial" flag. */
 json_t *api_flame_build(const struct profile *p, int partial, const struct api_flame_opts *o);
+
+/* The same, serialized (compact JSON, malloc'd; *len its length), for
+ * api_cache_render: arg is a struct api_flame_render. NULL if it cannot be
+ * serialized. */
+struct api_flame_render {
+	const struct profile *p;
+	int partial;
+	const struct api_flame_opts *o;
+};
+char *api_flame_render(void *arg, size_t *len);
 
 /* libtype of a frame kind, as above. */
 const char *api_flame_libtype(unsigned kind);

@@ -270,7 +270,7 @@ static int hart_arg(struct http_req *r, const struct result *res, struct oob_err
 static int flame_opts(struct http_req *r, const struct result *res, struct api_flame_opts *o,
 		      struct oob_err *e)
 {
-	uint64_t max = 0;
+	uint64_t max = API_FLAME_DEFAULT_MAX_NODES;
 	const char *priv = http_req_arg(r, "priv"), *pid = http_req_arg(r, "pid");
 	memset(o, 0, sizeof(*o));
 	if (metric_arg(r, res, &o->metric, e) < 0 || hart_arg(r, res, e) < 0 ||
@@ -293,8 +293,7 @@ int api_jobs_flamegraph(struct api_ctx *c, struct http_req *r, struct api_req *q
 	struct api_cache_ref *ref = job_result(c, q->id, &res, &e);
 	if (!ref)
 		return refuse(r, &e);
-	char key[128], *body;
-	size_t len;
+	char key[128];
 	if (flame_opts(r, res, &o, &e) < 0) {
 		refuse(r, &e);
 		goto out;
@@ -306,22 +305,33 @@ int api_jobs_flamegraph(struct api_ctx *c, struct http_req *r, struct api_req *q
 	}
 	snprintf(key, sizeof(key), "flame m=%d p=%d n=%zu by_pid=%d pid=%lld", (int)o.metric,
 		 (int)o.priv, o.max_nodes, o.by_pid, (long long)o.pid);
-	if (!(body = api_cache_rendered(c->cache, ref, key, &len))) {
-		json_t *j = api_flame_build(result_profile(res), result_partial(res), &o);
-		body = json_dumps(j, JSON_COMPACT);
-		json_decref(j);
-		len = body ? strlen(body) : 0;
-		if (body)
-			api_cache_keep_rendered(c->cache, ref, key, body, len);
-	}
-	if (body)
-		http_respond(r, 200, "application/json", body, len);
+	struct api_flame_render fr = {result_profile(res), result_partial(res), &o};
+	struct api_blob *b = api_cache_render(c->cache, ref, key, api_flame_render, &fr);
+	if (b)
+		api_cache_respond(r, b, "application/json");
 	else
 		http_respond_error(r, 500, "internal", "cannot serialize the flame graph");
-	free(body);
 out:
 	api_cache_put(c->cache, ref);
 	return HTTP_BODY_NONE;
+}
+
+struct folded_render {
+	const struct result *res;
+	enum profile_metric m;
+	int annotate;
+};
+
+static char *folded_render(void *arg, size_t *len)
+{
+	const struct folded_render *a = arg;
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	if (!f)
+		return NULL;
+	result_write_folded(a->res, f, a->m, a->annotate);
+	fclose(f);
+	return buf;
 }
 
 int api_jobs_folded(struct api_ctx *c, struct http_req *r, struct api_req *q)
@@ -333,21 +343,22 @@ int api_jobs_folded(struct api_ctx *c, struct http_req *r, struct api_req *q)
 	if (!ref)
 		return refuse(r, &e);
 	const char *ann = http_req_arg(r, "annotate");
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
+	struct folded_render fr = {res, PROFILE_INSNS, ann && strcmp(ann, "0") != 0};
+	char key[64];
+	struct api_blob *b;
 	if (metric_arg(r, res, &m, &e) < 0) {
 		refuse(r, &e);
-	} else if (!(f = open_memstream(&buf, &len))) {
-		http_respond_error(r, 500, "internal", "out of memory");
 	} else {
-		result_write_folded(res, f, m, ann && strcmp(ann, "0") != 0);
-		fclose(f);
-		if (result_partial(res))
-			http_add_header(r, "X-Oobprof-Partial", "1");
-		http_respond(r, 200, "text/plain; charset=utf-8", buf, len);
+		fr.m = m;
+		snprintf(key, sizeof(key), "folded m=%d ann=%d", (int)m, fr.annotate);
+		if (!(b = api_cache_render(c->cache, ref, key, folded_render, &fr))) {
+			http_respond_error(r, 500, "internal", "out of memory");
+		} else {
+			if (result_partial(res))
+				http_add_header(r, "X-Oobprof-Partial", "1");
+			api_cache_respond(r, b, "text/plain; charset=utf-8");
+		}
 	}
-	free(buf);
 	api_cache_put(c->cache, ref);
 	return HTTP_BODY_NONE;
 }

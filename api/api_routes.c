@@ -196,6 +196,22 @@ static int needs_token(const struct api_ctx *c, const struct api_route *rt)
 
 /* ---- the hooks ---- */
 
+/* The views of a job's result (flame graph, folded, top, processes,
+ * timeline, exports) load and render results, for seconds on a big one:
+ * they run on the compute threads (http_defer) so that the event loop keeps
+ * serving /health and the quick routes meanwhile. */
+static int computes(const struct api_route *rt)
+{
+	static const char prefix[] = "/api/v1/jobs/{id}/";
+	return !strcmp(rt->method, "GET") && !strncmp(rt->pattern, prefix, sizeof(prefix) - 1);
+}
+
+static void run_deferred(void *ctx, struct http_req *r)
+{
+	struct api_req *q = http_req_data(r);
+	q->route->begin(ctx, r, q);
+}
+
 static int on_begin(void *ctx, struct http_req *r)
 {
 	struct api_ctx *c = ctx;
@@ -220,6 +236,10 @@ static int on_begin(void *ctx, struct http_req *r)
 		http_respond_error(r, 401, "unauthorized",
 				   "this request needs \"Authorization: Bearer <token>\"");
 		q->route = NULL;
+		return HTTP_BODY_NONE;
+	}
+	if (computes(rt)) {
+		http_defer(r, run_deferred);
 		return HTTP_BODY_NONE;
 	}
 	return rt->begin(c, r, q);

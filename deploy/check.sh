@@ -1,10 +1,10 @@
 #!/bin/sh
 # The whole test suite, exactly as CI runs it: dependencies, a build with
 # AddressSanitizer and UndefinedBehaviorSanitizer, the style check, then every
-# test tier (unit, integration, browser) through `make check` (automake's
-# harness: each test's cases in its .log under build-check/). The last line
-# printed is "tests: N passed, N failed, N skipped"; the exit status is
-# non-zero on any failure.
+# test tier (unit, integration, browser), then the load tier (make check-load,
+# counted with the others). The last line printed is
+# "tests: N passed, N failed, N skipped"; the exit status is non-zero on any
+# failure.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 sh "$top/deploy/install-deps.sh"
@@ -20,3 +20,4 @@ cd "$build"
 [ -f Makefile ] || "$top/configure" -q --enable-asan --enable-ubsan
 make -j"$(nproc)"
 make -s check
+make -s check-load

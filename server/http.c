@@ -1,6 +1,8 @@
 #include "http.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,12 +19,26 @@
 
 #define MAX_HEADERS 8
 
+/* The compute threads: deferred requests in FIFO order under one mutex and
+ * condition variable. Each runs its handler with its connection suspended
+ * and resumes it; at stop the queue is drained before the threads end. */
+struct compute {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct http_req *head, *tail;
+	pthread_t *threads;
+	unsigned nthreads;
+	int stopping;
+};
+
 struct http_server {
 	struct MHD_Daemon *d;
 	struct http_hooks hooks;
 	void *ctx;
 	size_t max_buffered;
+	unsigned upload_timeout_s;
 	unsigned port;
+	struct compute pool;
 };
 
 struct http_req {
@@ -41,6 +57,8 @@ struct http_req {
 	void *data;
 	char *hdr[MAX_HEADERS][2];
 	int nhdr;
+	void (*deferred)(void *ctx, struct http_req *r); /* see http_defer */
+	struct http_req *next;				 /* in the compute queue */
 };
 
 const char *http_req_method(const struct http_req *r)
@@ -95,6 +113,11 @@ int http_req_responded(const struct http_req *r)
 	return r->resp != NULL || r->queued;
 }
 
+void http_defer(struct http_req *r, void (*fn)(void *ctx, struct http_req *r))
+{
+	r->deferred = fn;
+}
+
 void http_add_header(struct http_req *r, const char *name, const char *value)
 {
 	if (r->nhdr >= MAX_HEADERS)
@@ -141,6 +164,19 @@ void http_respond_json(struct http_req *r, unsigned status, json_t *j)
 	text[n] = '\0';
 	struct MHD_Response *resp = MHD_create_response_from_buffer(n, text, MHD_RESPMEM_MUST_FREE);
 	set_response(r, status, "application/json", resp);
+}
+
+void http_respond_shared(struct http_req *r, unsigned status, const char *ctype, const void *body,
+			 size_t n, void (*release)(void *cls), void *cls)
+{
+	struct MHD_Response *resp =
+	    MHD_create_response_from_buffer_with_free_callback_cls(n, (void *)body, release, cls);
+	if (!resp) {
+		release(cls);
+		http_respond_error(r, 500, "internal", "cannot build the response");
+		return;
+	}
+	set_response(r, status, ctype, resp);
 }
 
 void http_respond_fd(struct http_req *r, unsigned status, const char *ctype, int fd, uint64_t size)
@@ -290,6 +326,18 @@ static enum MHD_Result queue(struct http_req *r)
 	return rc;
 }
 
+/* Whether a body follows the headers. A response queued before the body is
+ * read makes libmicrohttpd close the connection afterwards (the unread body
+ * would be taken for the next request), which is what a refused upload
+ * wants; a request without a body gets its response in the next call, once
+ * libmicrohttpd counts the request as complete, and the connection is kept
+ * alive. */
+static int has_body(struct http_req *r)
+{
+	return http_req_content_length(r) > 0 ||
+	       http_req_header(r, MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
+}
+
 /* After a refusal the response can only be queued once the body is in
  * (libmicrohttpd refuses responses while it reads one), so the rest is read
  * and dropped, up to this much; beyond it the connection is closed. */
@@ -321,6 +369,93 @@ static enum MHD_Result on_body(struct http_req *r, const char *data, size_t n)
 	return MHD_YES;
 }
 
+static void *compute_main(void *arg)
+{
+	struct http_server *s = arg;
+	struct compute *p = &s->pool;
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		while (!p->head && !p->stopping)
+			pthread_cond_wait(&p->wake, &p->lock);
+		struct http_req *r = p->head;
+		if (!r)
+			break; /* stopping, and the queue is drained */
+		p->head = r->next;
+		if (!p->head)
+			p->tail = NULL;
+		pthread_mutex_unlock(&p->lock);
+		r->deferred(s->ctx, r);
+		MHD_resume_connection(r->conn);
+		pthread_mutex_lock(&p->lock);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/* Hands r to the compute threads with its connection suspended: 0, or -1
+ * when they are stopping (the caller then runs it itself). */
+static int compute_submit(struct http_server *s, struct http_req *r)
+{
+	struct compute *p = &s->pool;
+	pthread_mutex_lock(&p->lock);
+	if (p->stopping || !p->nthreads) {
+		pthread_mutex_unlock(&p->lock);
+		return -1;
+	}
+	MHD_suspend_connection(r->conn);
+	r->next = NULL;
+	if (p->tail)
+		p->tail->next = r;
+	else
+		p->head = r;
+	p->tail = r;
+	pthread_cond_signal(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+	return 0;
+}
+
+static int compute_start(struct http_server *s, unsigned n)
+{
+	struct compute *p = &s->pool;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->wake, NULL);
+	p->threads = oob_xcalloc(n, sizeof(*p->threads));
+	for (; p->nthreads < n; p->nthreads++)
+		if (pthread_create(&p->threads[p->nthreads], NULL, compute_main, s) != 0)
+			return -EAGAIN;
+	return 0;
+}
+
+/* Lets the queued requests finish, then ends the threads. */
+static void compute_stop(struct http_server *s)
+{
+	struct compute *p = &s->pool;
+	pthread_mutex_lock(&p->lock);
+	p->stopping = 1;
+	pthread_cond_broadcast(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+	for (unsigned i = 0; i < p->nthreads; i++)
+		pthread_join(p->threads[i], NULL);
+	free(p->threads);
+	pthread_cond_destroy(&p->wake);
+	pthread_mutex_destroy(&p->lock);
+}
+
+/* The body is in (or there was none): the route responds, here or on a
+ * compute thread. Returns 1 when the request went to a compute thread. */
+static int finish(struct http_server *s, struct http_req *r)
+{
+	r->ended = 1;
+	if (!r->deferred) {
+		s->hooks.end(s->ctx, r);
+		return 0;
+	}
+	if (compute_submit(s, r) == 0)
+		return 1;
+	r->deferred(s->ctx, r);
+	return 0;
+}
+
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char *url,
 				 const char *method, const char *version, const char *upload_data,
 				 size_t *upload_size, void **con_cls)
@@ -337,15 +472,20 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 		*con_cls = r;
 		if (refuse_bad_text(r)) {
 			r->failed = 1; /* no route began: drop any body */
-			return queue(r);
+			return has_body(r) ? queue(r) : MHD_YES;
 		}
 		r->mode = s->hooks.begin(s->ctx, r);
+		/* A stream that makes progress is never cut: the upload limit
+		 * bounds how many there are, and they may pause for long. */
+		if (r->mode == HTTP_BODY_STREAM && s->upload_timeout_s)
+			MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
+						  s->upload_timeout_s);
 		int64_t len = http_req_content_length(r);
 		if (r->mode == HTTP_BODY_BUFFER && len > (int64_t)s->max_buffered &&
 		    !http_req_responded(r))
 			http_respond_error(r, 413, "too_large", "request body over %zu bytes",
 					   s->max_buffered);
-		return queue(r);
+		return has_body(r) ? queue(r) : MHD_YES;
 	}
 	if (*upload_size) {
 		size_t n = *upload_size;
@@ -357,10 +497,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 	if (r->failed)
 		OOB_DEBUG("http: %s %s: refused; %llu body bytes dropped", method, url,
 			  (unsigned long long)r->discarded);
-	if (!r->failed && !r->ended) {
-		r->ended = 1;
-		s->hooks.end(s->ctx, r);
-	}
+	if (!r->failed && !r->ended && finish(s, r))
+		return MHD_YES; /* suspended: called again once it responded */
 	if (!http_req_responded(r))
 		http_respond_error(r, 500, "internal", "no response for %s %s", method, url);
 	return queue(r);
@@ -450,18 +588,29 @@ struct http_server *http_start(const struct http_opts *o, const struct http_hook
 	s->hooks = *h;
 	s->ctx = ctx;
 	s->max_buffered = o->max_buffered;
-	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD |
+	s->upload_timeout_s = o->upload_timeout_s;
+	if (compute_start(s, o->compute_threads ? o->compute_threads : 1) < 0) {
+		oob_err_set(err, -EAGAIN, "cannot start %u compute threads", o->compute_threads);
+		compute_stop(s);
+		free(s);
+		return NULL;
+	}
+	/* Event-driven (epoll where the platform has it): an idle or slow
+	 * connection costs a socket, not a thread. */
+	unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME |
 			 MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
 	size_t pool = o->max_header_bytes < 32768 ? 32768 : o->max_header_bytes;
 	s->d = MHD_start_daemon(
 	    flags, (uint16_t)o->port, NULL, NULL, on_access, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-	    NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
-	    o->max_connections, MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
-	    MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-	    s, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
+	    NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE,
+	    o->threads ? o->threads : 1, MHD_OPTION_CONNECTION_LIMIT, o->max_connections,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->max_per_ip, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	    pool, MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s, MHD_OPTION_NOTIFY_COMPLETED,
+	    on_completed, s, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
 	if (!s->d) {
 		oob_err_set(err, -EIO, "cannot start the HTTP server on %s port %u", o->host,
 			    o->port);
+		compute_stop(s);
 		free(s);
 		return NULL;
 	}
@@ -479,6 +628,10 @@ void http_stop(struct http_server *s)
 {
 	if (!s)
 		return;
+	MHD_socket listen = MHD_quiesce_daemon(s->d);
+	compute_stop(s); /* every suspended connection is resumed */
 	MHD_stop_daemon(s->d);
+	if (listen != MHD_INVALID_SOCKET)
+		close(listen); /* quiesced: ours to close */
 	free(s);
 }

@@ -17,10 +17,19 @@
  *               handler's data. complete = 0 when the client went away or the
  *               connection failed before the body ended.
  *
- * Threads: one thread per connection (libmicrohttpd's thread-per-connection
- * mode), so a slow upload or a big response never blocks other clients; the
- * hooks of one request run on one thread, those of different requests in
- * parallel. Connections, header size and idle time are bounded by http_opts.
+ * Threads: a few event-loop threads (libmicrohttpd's internal polling with
+ * epoll and a thread pool, http_opts.threads) serve every connection, so an
+ * idle or slow client costs a socket, not a thread. The hooks run on these
+ * threads and must not block for long: a response that takes long to
+ * compute is deferred (http_defer) to the compute threads
+ * (http_opts.compute_threads) while its connection is suspended, so that
+ * /health and other quick requests keep answering. The hooks of one request
+ * never run in parallel; those of different requests do. Connections (in
+ * all and per client address), header size and idle time are bounded by
+ * http_opts; a streamed body has its own idle timeout.
+ *
+ * Keep-alive: a request without a body gets its response on the call after
+ * the headers, so the connection stays open for the next request.
  */
 #ifndef OOB_HTTP_H
 #define OOB_HTTP_H
@@ -51,6 +60,10 @@ struct http_opts {
 	unsigned max_header_bytes; /* request line + headers */
 	unsigned timeout_s;	   /* idle connection timeout */
 	size_t max_buffered;	   /* HTTP_BODY_BUFFER bodies */
+	unsigned max_per_ip;	   /* connections per client address; 0: no limit */
+	unsigned threads;	   /* event-loop threads */
+	unsigned compute_threads;  /* threads for deferred responses */
+	unsigned upload_timeout_s; /* idle timeout within a streamed body; 0: timeout_s */
 };
 
 struct http_server;
@@ -80,6 +93,14 @@ void *http_req_data(const struct http_req *r);
 /* 1 once a response is queued. */
 int http_req_responded(const struct http_req *r);
 
+/*
+ * From begin() (which then returns HTTP_BODY_NONE without responding): the
+ * response takes long to compute, so fn(ctx, r) runs instead of end(), on a
+ * compute thread, with the connection suspended; fn must respond. Deferred
+ * requests run in arrival order. During http_stop they still run.
+ */
+void http_defer(struct http_req *r, void (*fn)(void *ctx, struct http_req *r));
+
 /* Adds a header to the coming response (up to 8; name and value copied). */
 void http_add_header(struct http_req *r, const char *name, const char *value);
 /*
@@ -90,6 +111,10 @@ void http_add_header(struct http_req *r, const char *name, const char *value);
 void http_respond(struct http_req *r, unsigned status, const char *ctype, const void *body,
 		  size_t n);
 void http_respond_json(struct http_req *r, unsigned status, json_t *j);
+/* body (n bytes) is sent without a copy: release(cls) is called once the
+ * response no longer needs it (also when it could not be queued). */
+void http_respond_shared(struct http_req *r, unsigned status, const char *ctype, const void *body,
+			 size_t n, void (*release)(void *cls), void *cls);
 void http_respond_fd(struct http_req *r, unsigned status, const char *ctype, int fd, uint64_t size);
 /* {"error": {"code": code, "message": ...}} with the given status. */
 void http_respond_error(struct http_req *r, unsigned status, const char *code, const char *fmt, ...)

@@ -143,14 +143,22 @@ static int start(struct server *s, struct oob_err *err)
 				  .pool = s->pool,
 				  .uploads = s->uploads,
 				  .statics = open_static(&s->cfg),
-				  .cache = api_cache_new(),
+				  .cache = api_cache_new(s->cfg.cache_bytes),
 				  .started = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9};
 	if (s->cfg.token_file[0] && (rc = api_load_token(&s->api, s->cfg.token_file, err)) < 0)
 		return rc;
 	if ((rc = recover_jobs(s, err)) < 0)
 		return rc;
-	struct http_opts ho = {s->cfg.listen_host,	s->cfg.listen_port, s->cfg.max_connections,
-			       s->cfg.max_header_bytes, s->cfg.timeout_s,   JSON_BODY_MAX};
+	struct http_opts ho = {.host = s->cfg.listen_host,
+			       .port = s->cfg.listen_port,
+			       .max_connections = s->cfg.max_connections,
+			       .max_header_bytes = s->cfg.max_header_bytes,
+			       .timeout_s = s->cfg.timeout_s,
+			       .max_buffered = JSON_BODY_MAX,
+			       .max_per_ip = s->cfg.max_per_ip,
+			       .threads = s->cfg.http_threads,
+			       .compute_threads = s->cfg.compute_threads,
+			       .upload_timeout_s = s->cfg.upload_timeout_s};
 	if (!(s->http = http_start(&ho, api_hooks(), &s->api, err)))
 		return err->code;
 	return 0;

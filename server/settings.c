@@ -19,10 +19,15 @@ void settings_defaults(struct settings *c)
 	c->workers = n > 0 ? (unsigned)n : 1;
 	c->max_upload = (uint64_t)64 << 30;
 	c->log_level = OOB_LOG_INFO;
-	c->max_connections = 256;
+	c->max_connections = 1024;
+	c->max_per_ip = 768;
+	c->http_threads = 4;
+	c->compute_threads = 4;
+	c->upload_timeout_s = 600;
+	c->cache_bytes = (uint64_t)256 << 20;
 	c->max_uploads = 16;
 	c->max_header_bytes = 32 * 1024;
-	c->timeout_s = 600;
+	c->timeout_s = 30;
 }
 
 int settings_parse_size(const char *s, uint64_t *out)
@@ -146,6 +151,10 @@ static const struct uint_key uint_keys[] = {
     {"max-uploads", offsetof(struct settings, max_uploads), 1, 10000},
     {"max-header", offsetof(struct settings, max_header_bytes), 4096, 1 << 24},
     {"timeout", offsetof(struct settings, timeout_s), 1, 86400},
+    {"max-per-ip", offsetof(struct settings, max_per_ip), 0, 100000},
+    {"http-threads", offsetof(struct settings, http_threads), 1, 256},
+    {"compute-threads", offsetof(struct settings, compute_threads), 1, 256},
+    {"upload-timeout", offsetof(struct settings, upload_timeout_s), 1, 86400},
 };
 
 static int set_uint_key(struct settings *c, const struct uint_key *k, const char *v,
@@ -175,6 +184,12 @@ int settings_set(struct settings *c, const char *key, const char *v, struct oob_
 		return set_path(c->port_file, key, v, err);
 	if (strcmp(key, "auth-reads") == 0)
 		return set_bool(&c->auth_reads, key, v, err);
+	if (strcmp(key, "cache-size") == 0) {
+		if (settings_parse_size(v, &c->cache_bytes) < 0 || c->cache_bytes == 0)
+			return oob_err_set(err, -EINVAL,
+					   "cache-size: \"%s\" is not a size (e.g. 256M, 1G)", v);
+		return 0;
+	}
 	if (strcmp(key, "max-upload") == 0) {
 		if (settings_parse_size(v, &c->max_upload) < 0 || c->max_upload == 0)
 			return oob_err_set(err, -EINVAL,
@@ -326,10 +341,16 @@ const char *settings_usage(void)
 	       "  --static DIR          viewer files served at / (default: the bundled folder)\n"
 	       "  --config FILE         \"key = value\" lines, keys named like these flags\n"
 	       "  --log-level L         error, warn, info (default) or debug\n"
-	       "  --max-connections N   simultaneous connections (default 256)\n"
+	       "  --max-connections N   simultaneous connections (default 1024)\n"
+	       "  --max-per-ip N        connections per client address (default 768; 0 = no "
+	       "limit)\n"
 	       "  --max-uploads N       simultaneous uploads (default 16)\n"
 	       "  --max-header BYTES    request line + headers (default 32768)\n"
-	       "  --timeout SECONDS     idle connection timeout (default 600)\n"
+	       "  --timeout SECONDS     idle connection timeout (default 30)\n"
+	       "  --upload-timeout S    idle timeout within a streamed upload (default 600)\n"
+	       "  --http-threads N      event-loop threads serving connections (default 4)\n"
+	       "  --compute-threads N   threads computing flame graphs, exports... (default 4)\n"
+	       "  --cache-size SIZE     loaded results and rendered views kept (default 256M)\n"
 	       "  --port-file F         write the bound port to F once listening\n"
 	       "  --print-routes        print the API routes and exit\n"
 	       "  --version, --help\n";

@@ -33,6 +33,11 @@ struct settings {
 	unsigned max_uploads;		   /* simultaneous upload bodies; over it -> 503 */
 	unsigned max_header_bytes;	   /* request line + headers; over it -> 431 by MHD */
 	unsigned timeout_s;		   /* idle connection timeout */
+	unsigned max_per_ip;		   /* connections per client address; 0: no limit */
+	unsigned http_threads;		   /* event-loop threads */
+	unsigned compute_threads;	   /* threads for responses that compute */
+	unsigned upload_timeout_s;	   /* idle timeout within a streamed upload */
+	uint64_t cache_bytes;		   /* loaded results and rendered views */
 	char port_file[SETTINGS_PATH_MAX]; /* written with the bound port once listening */
 
 	/* Actions rather than settings (command line only). */
