@@ -82,6 +82,10 @@ static int seg_len(const char *s)
  * path, slashes included. */
 static int match(const char *pattern, const char *path, struct api_req *q)
 {
+	/* A request target of "?x" leaves libmicrohttpd's path empty: past its
+	 * end lies no segment to match (the catch-all read beyond it). */
+	if (path[0] != '/')
+		return 0;
 	if (!strcmp(pattern, "/{name}")) {
 		if (strncmp(path, "/api/", 5) == 0 || strlen(path + 1) >= sizeof(q->name))
 			return 0;

@@ -5,7 +5,9 @@
  * (the sanitizer aborts); the rest prints oobtest lines.
  *
  *   fuzz_NAME [SEED_DIR [MUTATIONS]]
- * SEED_DIR defaults to $OOB_SRCDIR/fuzz/corpus/NAME, MUTATIONS to 300. */
+ * SEED_DIR defaults to $OOB_SRCDIR/fuzz/corpus/NAME, MUTATIONS to 300, or to
+ * the target's fuzz_standalone_mutations when it defines one (a slow target
+ * keeps `make check` within a few seconds that way). */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+extern const unsigned fuzz_standalone_mutations __attribute__((weak));
 
 static uint64_t rng_state;
 
@@ -104,7 +107,9 @@ int main(int argc, char **argv)
 	else
 		snprintf(dir, sizeof(dir), "%s/fuzz/corpus/%s",
 			 getenv("OOB_SRCDIR") ? getenv("OOB_SRCDIR") : ".", target);
-	unsigned mutations = argc > 2 ? (unsigned)atoi(argv[2]) : 300;
+	unsigned mutations = argc > 2			  ? (unsigned)atoi(argv[2])
+			     : &fuzz_standalone_mutations ? fuzz_standalone_mutations
+							  : 300;
 	struct dirent **ents;
 	int k = scandir(dir, &ents, NULL, alphasort), fails = 0, files = 0;
 	if (k < 0) {

@@ -31,6 +31,19 @@ struct compute {
 	int stopping;
 };
 
+/* A request served without a socket (http_serve_local): its query arguments
+ * and headers as name/value pairs with their decoded lengths. */
+struct local_kv {
+	char *key, *value;
+	size_t nkey, nvalue;
+};
+
+struct local_req {
+	struct local_kv *args, *hdrs;
+	size_t nargs, nhdrs;
+	struct http_local_resp *out;
+};
+
 struct http_server {
 	struct MHD_Daemon *d;
 	struct http_hooks hooks;
@@ -59,7 +72,16 @@ struct http_req {
 	int nhdr;
 	void (*deferred)(void *ctx, struct http_req *r); /* see http_defer */
 	struct http_req *next;				 /* in the compute queue */
+	struct local_req *local; /* set instead of conn by http_serve_local */
 };
+
+static const char *local_lookup(const struct local_kv *kv, size_t n, const char *key, int nocase)
+{
+	for (size_t i = 0; i < n; i++)
+		if (nocase ? !strcasecmp(kv[i].key, key) : !strcmp(kv[i].key, key))
+			return kv[i].value;
+	return NULL;
+}
 
 const char *http_req_method(const struct http_req *r)
 {
@@ -73,11 +95,15 @@ const char *http_req_path(const struct http_req *r)
 
 const char *http_req_arg(const struct http_req *r, const char *key)
 {
+	if (r->local)
+		return local_lookup(r->local->args, r->local->nargs, key, 0);
 	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
 const char *http_req_header(const struct http_req *r, const char *name)
 {
+	if (r->local)
+		return local_lookup(r->local->hdrs, r->local->nhdrs, name, 1);
 	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 
@@ -135,6 +161,11 @@ static void set_response(struct http_req *r, unsigned status, const char *ctype,
 		MHD_destroy_response(resp);
 		return;
 	}
+	if (r->local) {
+		r->local->out->status = status;
+		snprintf(r->local->out->ctype, sizeof(r->local->out->ctype), "%s",
+			 ctype ? ctype : "");
+	}
 	if (ctype)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
@@ -144,11 +175,25 @@ static void set_response(struct http_req *r, unsigned status, const char *ctype,
 	r->status = status;
 }
 
+/* The first response's body, for the caller of http_serve_local. */
+static void local_keep_body(struct http_req *r, const void *body, size_t n)
+{
+	if (!r->local || http_req_responded(r))
+		return;
+	struct http_local_resp *o = r->local->out;
+	free(o->body);
+	o->body = oob_xmalloc(n + 1);
+	memcpy(o->body, body, n);
+	o->body[n] = '\0';
+	o->n = n;
+}
+
 void http_respond(struct http_req *r, unsigned status, const char *ctype, const void *body,
 		  size_t n)
 {
 	struct MHD_Response *resp =
 	    MHD_create_response_from_buffer(n, (void *)body, MHD_RESPMEM_MUST_COPY);
+	local_keep_body(r, body, n);
 	set_response(r, status, ctype, resp);
 }
 
@@ -162,6 +207,7 @@ void http_respond_json(struct http_req *r, unsigned status, json_t *j)
 	}
 	size_t n = strlen(text);
 	text[n] = '\0';
+	local_keep_body(r, text, n);
 	struct MHD_Response *resp = MHD_create_response_from_buffer(n, text, MHD_RESPMEM_MUST_FREE);
 	set_response(r, status, "application/json", resp);
 }
@@ -176,6 +222,7 @@ void http_respond_shared(struct http_req *r, unsigned status, const char *ctype,
 		http_respond_error(r, 500, "internal", "cannot build the response");
 		return;
 	}
+	local_keep_body(r, body, n);
 	set_response(r, status, ctype, resp);
 }
 
@@ -187,6 +234,8 @@ void http_respond_fd(struct http_req *r, unsigned status, const char *ctype, int
 		http_respond_error(r, 500, "internal", "cannot send the file");
 		return;
 	}
+	if (r->local && !http_req_responded(r))
+		r->local->out->n = (size_t)size; /* the body stays in the file */
 	set_response(r, status, ctype, resp);
 }
 
@@ -291,7 +340,12 @@ static enum MHD_Result check_arg(void *cls, enum MHD_ValueKind kind, const char 
 static int refuse_bad_text(struct http_req *r)
 {
 	struct arg_check a = {r, 0, 0, 0};
-	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, count_framing, &a);
+	struct local_req *l = r->local;
+	if (l)
+		for (size_t i = 0; i < l->nhdrs; i++)
+			count_framing(&a, MHD_HEADER_KIND, l->hdrs[i].key, l->hdrs[i].value);
+	else
+		MHD_get_connection_values(r->conn, MHD_HEADER_KIND, count_framing, &a);
 	if (a.lengths > 1 || (a.lengths && a.chunked)) {
 		http_respond_error(r, 400, "invalid_input",
 				   "the body's length is given twice (%u Content-Length, %u "
@@ -304,7 +358,12 @@ static int refuse_bad_text(struct http_req *r)
 				   r->path);
 		return 1;
 	}
-	MHD_get_connection_values_n(r->conn, MHD_GET_ARGUMENT_KIND, check_arg, &a);
+	if (l)
+		for (size_t i = 0; i < l->nargs && !a.bad; i++)
+			check_arg(&a, MHD_GET_ARGUMENT_KIND, l->args[i].key, l->args[i].nkey,
+				  l->args[i].value, l->args[i].nvalue);
+	else
+		MHD_get_connection_values_n(r->conn, MHD_GET_ARGUMENT_KIND, check_arg, &a);
 	return a.bad;
 }
 
@@ -450,10 +509,60 @@ static int finish(struct http_server *s, struct http_req *r)
 		s->hooks.end(s->ctx, r);
 		return 0;
 	}
-	if (compute_submit(s, r) == 0)
+	/* A request without a socket has no connection to suspend. */
+	if (!r->local && compute_submit(s, r) == 0)
 		return 1;
 	r->deferred(s->ctx, r);
 	return 0;
+}
+
+/* The steps of a request, shared by the socket path (on_access) and
+ * http_serve_local. Headers are in: refuse bad text, or begin the route. */
+static void req_begin(struct http_req *r)
+{
+	struct http_server *s = r->srv;
+	if (refuse_bad_text(r)) {
+		r->failed = 1; /* no route began: drop any body */
+		return;
+	}
+	r->mode = s->hooks.begin(s->ctx, r);
+	/* A stream that makes progress is never cut: the upload limit bounds
+	 * how many there are, and they may pause for long. */
+	if (r->mode == HTTP_BODY_STREAM && s->upload_timeout_s && r->conn)
+		MHD_set_connection_option(r->conn, MHD_CONNECTION_OPTION_TIMEOUT,
+					  s->upload_timeout_s);
+	int64_t len = http_req_content_length(r);
+	if (r->mode == HTTP_BODY_BUFFER && len > (int64_t)s->max_buffered && !http_req_responded(r))
+		http_respond_error(r, 413, "too_large", "request body over %zu bytes",
+				   s->max_buffered);
+}
+
+/* The body is in (or there was none): the route responds. Returns 1 when
+ * the request went to a compute thread (its connection is suspended). */
+static int req_end(struct http_req *r)
+{
+	struct http_server *s = r->srv;
+	if (r->failed)
+		OOB_DEBUG("http: %s %s: refused; %llu body bytes dropped", r->method, r->path,
+			  (unsigned long long)r->discarded);
+	if (!r->failed && !r->ended && finish(s, r))
+		return 1;
+	if (!http_req_responded(r))
+		http_respond_error(r, 500, "internal", "no response for %s %s", r->method, r->path);
+	return 0;
+}
+
+static void req_free(struct http_req *r)
+{
+	r->srv->hooks.done(r->srv->ctx, r, r->ended);
+	if (r->resp)
+		MHD_destroy_response(r->resp);
+	for (int i = 0; i < r->nhdr; i++) {
+		free(r->hdr[i][0]);
+		free(r->hdr[i][1]);
+	}
+	free(r->buf);
+	free(r);
 }
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char *url,
@@ -470,21 +579,9 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 		r->method = method;
 		r->path = url;
 		*con_cls = r;
-		if (refuse_bad_text(r)) {
-			r->failed = 1; /* no route began: drop any body */
-			return has_body(r) ? queue(r) : MHD_YES;
-		}
-		r->mode = s->hooks.begin(s->ctx, r);
-		/* A stream that makes progress is never cut: the upload limit
-		 * bounds how many there are, and they may pause for long. */
-		if (r->mode == HTTP_BODY_STREAM && s->upload_timeout_s)
-			MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
-						  s->upload_timeout_s);
-		int64_t len = http_req_content_length(r);
-		if (r->mode == HTTP_BODY_BUFFER && len > (int64_t)s->max_buffered &&
-		    !http_req_responded(r))
-			http_respond_error(r, 413, "too_large", "request body over %zu bytes",
-					   s->max_buffered);
+		req_begin(r);
+		/* A request without a body is answered at the next call: queued
+		 * now, libmicrohttpd would close the connection (no keep-alive). */
 		return has_body(r) ? queue(r) : MHD_YES;
 	}
 	if (*upload_size) {
@@ -494,36 +591,113 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 	}
 	if (r->queued)
 		return MHD_YES;
-	if (r->failed)
-		OOB_DEBUG("http: %s %s: refused; %llu body bytes dropped", method, url,
-			  (unsigned long long)r->discarded);
-	if (!r->failed && !r->ended && finish(s, r))
+	if (req_end(r))
 		return MHD_YES; /* suspended: called again once it responded */
-	if (!http_req_responded(r))
-		http_respond_error(r, 500, "internal", "no response for %s %s", method, url);
 	return queue(r);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	struct http_server *s = cls;
 	struct http_req *r = *con_cls;
+	(void)cls;
 	(void)c;
 	if (!r)
 		return;
 	OOB_DEBUG("http: %s %s -> %u%s", r->method, r->path, r->status,
 		  toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection ended early)");
-	s->hooks.done(s->ctx, r, r->ended);
-	if (r->resp)
-		MHD_destroy_response(r->resp);
-	for (int i = 0; i < r->nhdr; i++) {
-		free(r->hdr[i][0]);
-		free(r->hdr[i][1]);
-	}
-	free(r->buf);
-	free(r);
+	req_free(r);
 	*con_cls = NULL;
+}
+
+static char *dup_n(const char *p, size_t n)
+{
+	char *s = oob_xmalloc(n + 1);
+	memcpy(s, p, n);
+	s[n] = '\0';
+	return s;
+}
+
+/* One "key=value" (or "key") of a query string, '+' and %XX decoded as
+ * libmicrohttpd decodes them. */
+static void local_add_arg(struct local_req *l, const char *p, size_t n)
+{
+	const char *eq = memchr(p, '=', n);
+	size_t nk = eq ? (size_t)(eq - p) : n;
+	struct local_kv *kv;
+	l->args = oob_xrealloc(l->args, (l->nargs + 1) * sizeof(*l->args));
+	kv = &l->args[l->nargs++];
+	kv->key = dup_n(p, nk);
+	kv->value = eq ? dup_n(eq + 1, n - nk - 1) : NULL;
+	for (char *q = kv->key; *q; q++)
+		*q = *q == '+' ? ' ' : *q;
+	kv->nkey = MHD_http_unescape(kv->key);
+	if (kv->value) {
+		for (char *q = kv->value; *q; q++)
+			*q = *q == '+' ? ' ' : *q;
+		kv->nvalue = MHD_http_unescape(kv->value);
+	}
+}
+
+static void local_free(struct local_req *l, char *path)
+{
+	for (size_t i = 0; i < l->nargs; i++) {
+		free(l->args[i].key);
+		free(l->args[i].value);
+	}
+	for (size_t i = 0; i < l->nhdrs; i++) {
+		free(l->hdrs[i].key);
+		free(l->hdrs[i].value);
+	}
+	free(l->args);
+	free(l->hdrs);
+	free(path);
+}
+
+static void local_add_header(struct local_req *l, const char *name, const char *value)
+{
+	l->hdrs = oob_xrealloc(l->hdrs, (l->nhdrs + 1) * sizeof(*l->hdrs));
+	l->hdrs[l->nhdrs++] =
+	    (struct local_kv){oob_xstrdup(name), oob_xstrdup(value), strlen(name), strlen(value)};
+}
+
+void http_serve_local(const struct http_hooks *h, void *ctx, size_t max_buffered,
+		      const struct http_local_req *in, struct http_local_resp *out)
+{
+	struct http_server srv = {.hooks = *h, .ctx = ctx, .max_buffered = max_buffered};
+	struct local_req l = {.out = out};
+	const char *q = strchr(in->url, '?');
+	char *path = dup_n(in->url, q ? (size_t)(q - in->url) : strlen(in->url));
+	memset(out, 0, sizeof(*out));
+	MHD_http_unescape(path);
+	for (const char *p = q ? q + 1 : NULL, *amp; p && *p; p = amp ? amp + 1 : NULL) {
+		amp = strchr(p, '&');
+		size_t n = amp ? (size_t)(amp - p) : strlen(p);
+		if (n)
+			local_add_arg(&l, p, n);
+	}
+	for (size_t i = 0; i < in->nheaders; i++)
+		local_add_header(&l, in->headers[i][0], in->headers[i][1]);
+	if (in->nbody && !local_lookup(l.hdrs, l.nhdrs, MHD_HTTP_HEADER_CONTENT_LENGTH, 1) &&
+	    !local_lookup(l.hdrs, l.nhdrs, MHD_HTTP_HEADER_TRANSFER_ENCODING, 1)) {
+		char len[32];
+		snprintf(len, sizeof(len), "%zu", in->nbody);
+		local_add_header(&l, MHD_HTTP_HEADER_CONTENT_LENGTH, len);
+	}
+	struct http_req *r = oob_xcalloc(1, sizeof(*r));
+	*r = (struct http_req){.srv = &srv, .method = in->method, .path = path, .local = &l};
+	req_begin(r);
+	/* As libmicrohttpd: a response given with the headers ends the request. */
+	if (!http_req_responded(r)) {
+		size_t piece = in->piece ? in->piece : in->nbody + 1;
+		for (size_t at = 0; at < in->nbody; at += piece) {
+			size_t n = in->nbody - at < piece ? in->nbody - at : piece;
+			on_body(r, (const char *)in->body + at, n);
+		}
+		req_end(r);
+	}
+	req_free(r);
+	local_free(&l, path);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)

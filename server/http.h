@@ -76,6 +76,32 @@ unsigned http_port(const struct http_server *s);
 /* Stops accepting, closes connections, waits for their threads. NULL is fine. */
 void http_stop(struct http_server *s);
 
+/*
+ * One request served without a socket, through the same steps as the server's
+ * (UTF-8 and framing checks, begin, body, end, done), for tests and the
+ * request fuzzer: url is as sent (path and query, %-encoded), the body is
+ * handed over in pieces of `piece` bytes (0: at once), and Content-Length is
+ * added when neither it nor Transfer-Encoding is given. The response's status, type and body land
+ * in *out (body NUL-terminated; for a file response only its size); free out->body.
+ */
+struct http_local_req {
+	const char *method, *url;
+	const char *const (*headers)[2]; /* name, value */
+	size_t nheaders;
+	const void *body;
+	size_t nbody, piece;
+};
+
+struct http_local_resp {
+	unsigned status;
+	char ctype[64];
+	char *body;
+	size_t n;
+};
+
+void http_serve_local(const struct http_hooks *h, void *ctx, size_t max_buffered,
+		      const struct http_local_req *in, struct http_local_resp *out);
+
 /* Request accessors: strings borrowed, valid until done(). */
 const char *http_req_method(const struct http_req *r);
 const char *http_req_path(const struct http_req *r); /* decoded, without the query */

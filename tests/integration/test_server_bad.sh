@@ -77,6 +77,8 @@ sleep 0.5
 	fail "truncated body" "counts $(counts) vs $after; tmp: $(ls "$W/data/tmp")"
 
 # ---- jobs ----
+# A request target of "?x" leaves the path empty: the query is not a file name.
+expect "empty path (request target ?index.html)" 404 not_found GET / --request-target '?index.html'
 expect "job: bad JSON" 400 invalid_input POST /api/v1/jobs -d '{"trace": '
 grep -q 'line 1' "$W/resp" && pass "bad JSON: the message says where" || fail "bad JSON message" "$(cat "$W/resp")"
 expect "job: not an object" 400 invalid_input POST /api/v1/jobs -d '[1, 2]'
