@@ -9,51 +9,23 @@
  *   oobprof export  --to speedscope|perfetto|pprof|folded [options] TRACE... -o OUT
  */
 #include <getopt.h>
-#include <inttypes.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "recon/evlog.h"
 #include "export/export.h"
 #include "cli_go.h"
+#include "cli_impl.h"
 #include "util/oob_err.h"
 #include "util/oob_log.h"
 #include "util/oob_mem.h"
 #include "profile/profile.h"
-#include "profile/profile_json.h"
 #include "recon/recon.h"
 #include "timeline/timeline.h"
-#include "timeline/timeline_go.h"
 #include "timeline/timeline_json.h"
 #include "trace/trace.h"
 #include "trace/trace_write.h"
-
-struct cli {
-	struct recon_opts ro;
-	struct recon_elf *elfs;
-	size_t nelfs, cap_elfs;
-	const char **maps;
-	size_t nmaps, cap_maps;
-	enum profile_metric metric;
-	int metric_set;
-	int annotate, json;
-	const char *to; /* convert: a trace format; export: an export format */
-	const char *out;
-	int per_hart; /* convert: OUT-C<n> for each hart n */
-	struct export_opts ex;
-	uint64_t max_events;
-	const char *name;
-	/* fold, top: a time window; timeline: the window and its tracks */
-	int windowed;
-	struct timeline_opts win;
-	unsigned tracks;
-	const char *gotrace;
-	int have_go_clock;
-	double go_hz, go_offset;
-};
 
 /* The --format line, its names from the format table, wrapped at 80
  * columns under the descriptions' column. */
@@ -220,7 +192,7 @@ static const struct option long_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
-static int bad_value(const char *opt, const char *val)
+int cli_bad_value(const char *opt, const char *val)
 {
 	fprintf(stderr, "oobprof: %s: bad value '%s'\n", opt, val);
 	return -EINVAL;
@@ -230,7 +202,7 @@ static int parse_number_opt(const char *name, const char *val, unsigned max, uns
 {
 	uint64_t v;
 	if (parse_u64(val, &v) < 0 || v > max)
-		return bad_value(name, val);
+		return cli_bad_value(name, val);
 	*out = (unsigned)v;
 	return 0;
 }
@@ -245,7 +217,7 @@ static int parse_pair(const char *opt, char *val, int (*num)(const char *, void 
 	int bad = num(val, a) < 0 || (colon && colon[1] && num(colon + 1, b) < 0);
 	if (colon)
 		*colon = ':';
-	return bad ? bad_value(opt, val) : 0;
+	return bad ? cli_bad_value(opt, val) : 0;
 }
 
 static int u64_num(const char *s, void *out)
@@ -287,7 +259,7 @@ static int parse_opt(struct cli *c, int opt, char *val)
 	enum oob_log_level lvl;
 	switch (opt) {
 	case OPT_FORMAT:
-		return trace_format_parse(val, &t->format) < 0 ? bad_value("--format", val) : 0;
+		return trace_format_parse(val, &t->format) < 0 ? cli_bad_value("--format", val) : 0;
 	case OPT_ELF:
 		return add_elf(c, val);
 	case OPT_MAP:
@@ -296,7 +268,8 @@ static int parse_opt(struct cli *c, int opt, char *val)
 		return 0;
 	case OPT_METRIC:
 		c->metric_set = 1;
-		return profile_metric_parse(val, &c->metric) < 0 ? bad_value("--metric", val) : 0;
+		return profile_metric_parse(val, &c->metric) < 0 ? cli_bad_value("--metric", val)
+								 : 0;
 	case OPT_ANNOTATE:
 		c->annotate = 1;
 		return 0;
@@ -310,7 +283,7 @@ static int parse_opt(struct cli *c, int opt, char *val)
 		c->ro.events_path = val;
 		return 0;
 	case OPT_TASKS:
-		return recon_tasks_parse(val, &c->ro.tasks) < 0 ? bad_value("--tasks", val) : 0;
+		return recon_tasks_parse(val, &c->ro.tasks) < 0 ? cli_bad_value("--tasks", val) : 0;
 	case OPT_HART:
 		if (parse_number_opt("--hart", val, 65535, &u) < 0)
 			return -EINVAL;
@@ -323,11 +296,11 @@ static int parse_opt(struct cli *c, int opt, char *val)
 	case OPT_TV_VALID:
 		return parse_number_opt("--tracerv-valid-bit", val, 63, &t->tracerv.valid_bit);
 	case OPT_MAX:
-		return parse_u64(val, &c->ro.max_insns) < 0 ? bad_value("--max-insns", val) : 0;
+		return parse_u64(val, &c->ro.max_insns) < 0 ? cli_bad_value("--max-insns", val) : 0;
 	case OPT_MAX_DEPTH:
 		return parse_number_opt("--max-depth", val, UINT32_MAX, &c->ro.max_depth) < 0 ||
 			       !c->ro.max_depth
-			   ? bad_value("--max-depth", val)
+			   ? cli_bad_value("--max-depth", val)
 			   : 0;
 	case OPT_TO:
 		c->to = val;
@@ -337,13 +310,14 @@ static int parse_opt(struct cli *c, int opt, char *val)
 		return 0;
 	case OPT_CLOCK:
 		return parse_u64(val, &c->ex.clock_hz) < 0 || !c->ex.clock_hz
-			   ? bad_value("--clock-hz", val)
+			   ? cli_bad_value("--clock-hz", val)
 			   : 0;
 	case OPT_MIN_DUR:
-		return parse_u64(val, &c->ex.min_duration) < 0 ? bad_value("--min-duration", val)
-							       : 0;
+		return parse_u64(val, &c->ex.min_duration) < 0
+			   ? cli_bad_value("--min-duration", val)
+			   : 0;
 	case OPT_MAX_EVENTS:
-		return parse_u64(val, &c->max_events) < 0 ? bad_value("--max-events", val) : 0;
+		return parse_u64(val, &c->max_events) < 0 ? cli_bad_value("--max-events", val) : 0;
 	case OPT_SAMPLED:
 		c->ex.sampled = 1;
 		return 0;
@@ -357,7 +331,7 @@ static int parse_opt(struct cli *c, int opt, char *val)
 		return parse_timeline_opt(c, opt, val);
 	case OPT_LOG:
 		if (oob_log_parse_level(val, &lvl) < 0)
-			return bad_value("--log-level", val);
+			return cli_bad_value("--log-level", val);
 		oob_log_set_level(lvl);
 		return 0;
 	case 'o':
@@ -389,46 +363,6 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	c->ro.perfmaps = c->maps;
 	c->ro.nperfmaps = c->nmaps;
 	return 0;
-}
-
-/* The profile of --window, cut from the stack events of the run that made p
- * (replaces p). */
-static struct profile *window_of(struct cli *c, struct profile *p, struct evlog *log,
-				 struct oob_err *err)
-{
-	struct profile *w = NULL;
-	if (evlog_finish(log, err) == 0)
-		timeline_profile(log, p, -1, c->win.from, c->win.to, &w, err);
-	profile_free(p);
-	return w;
-}
-
-static struct profile *reconstruct(struct cli *c, int argc, char **argv)
-{
-	struct profile *p;
-	struct oob_err err = {0};
-	struct evlog *log = NULL;
-	if (c->windowed && !c->ro.on_event) {
-		if (!(log = evlog_new(NULL, 0, &err))) {
-			fprintf(stderr, "oobprof: %s\n", err.msg);
-			return NULL;
-		}
-		c->ro.on_event = evlog_record;
-		c->ro.event_ctx = log;
-	}
-	int rc = recon_run(&c->ro, (const char *const *)argv + optind, (size_t)(argc - optind), &p,
-			   &err);
-	if (rc == 0 && log)
-		p = window_of(c, p, log, &err);
-	evlog_free(log);
-	if (rc < 0 || !p) {
-		fprintf(stderr, "oobprof: %s\n", err.msg);
-		return NULL;
-	}
-	/* FirePerf logs have cycles only: make them the default metric there. */
-	if (!c->metric_set && profile_stats(p)->instructions == 0 && profile_has_cycles(p))
-		c->metric = PROFILE_CYCLES;
-	return p;
 }
 
 /* The one output of -o (see cli_go.h): stdout is moved onto it while the
@@ -483,349 +417,15 @@ int cli_out_end(int rc)
 	}
 	return rc;
 }
-
-static int cmd_fold(struct cli *c, int argc, char **argv)
-{
-	struct profile *p = reconstruct(c, argc, argv);
-	if (!p || cli_out_begin(c->out) < 0) {
-		profile_free(p);
-		return 1;
-	}
-	int rc = profile_write_folded(p, stdout, c->metric, c->annotate);
-	profile_free(p);
-	return rc < 0 || fflush(stdout) ? 1 : 0;
-}
-
-static double ipc(uint64_t insns, uint64_t cycles)
-{
-	return cycles ? (double)insns / (double)cycles : 0.0;
-}
-
-/* The API's shape (GET /api/v1/jobs/{id}/top), every function. */
-static int top_json(const struct profile *p, const struct profile_func *v, size_t n,
-		    enum profile_metric m)
-{
-	json_t *root = profile_top_json(p, v, n, n, m, profile_stats(p)->partial);
-	int rc = json_dumpf(root, stdout, JSON_INDENT(1)) < 0 ? -EIO : 0;
-	putchar('\n');
-	json_decref(root);
-	return rc;
-}
-
-static void top_text(const struct profile *p, const struct profile_func *v, size_t n)
-{
-	printf("%12s %14s %14s %14s %14s %6s  %s\n", "calls", "self_insns", "total_insns",
-	       "self_cycles", "total_cycles", "ipc", "function");
-	for (size_t i = 0; i < n; i++) {
-		const struct profile_func *f = &v[i];
-		printf("%12" PRIu64 " %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %14" PRIu64
-		       " %6.3f  %s\n",
-		       f->calls, f->self_insns, f->total_insns, f->self_cycles, f->total_cycles,
-		       ipc(f->total_insns, f->total_cycles), profile_frame(p, f->frame)->name);
-	}
-}
-
-static int cmd_top(struct cli *c, int argc, char **argv)
-{
-	struct profile *p = reconstruct(c, argc, argv);
-	if (!p || cli_out_begin(c->out) < 0) {
-		profile_free(p);
-		return 1;
-	}
-	struct profile_func *v;
-	size_t n = profile_functions(p, c->metric, &v);
-	int rc = 0;
-	if (c->json)
-		rc = top_json(p, v, n, c->metric);
-	else
-		top_text(p, v, n);
-	free(v);
-	profile_free(p);
-	return rc < 0 || fflush(stdout) ? 1 : 0;
-}
-
-static int cmd_stats(struct cli *c, int argc, char **argv)
-{
-	struct profile *p = reconstruct(c, argc, argv);
-	if (!p || cli_out_begin(c->out) < 0) {
-		profile_free(p);
-		return 1;
-	}
-	const struct profile_stats *s = profile_stats(p);
-	json_t *j = profile_stats_json(s);
-	const char *key;
-	json_t *val;
-	json_object_foreach(j, key, val)
-	{
-		char *txt = json_dumps(val, JSON_ENCODE_ANY);
-		printf("%s: %s\n", key, txt);
-		free(txt);
-	}
-	json_decref(j);
-	printf("nodes: %zu\nframes: %zu\n", profile_nnodes(p), profile_nframes(p));
-	printf("minstr_per_s: %.1f\n",
-	       s->seconds > 0 ? (double)s->instructions / s->seconds / 1e6 : 0.0);
-	profile_free(p);
-	return fflush(stdout) ? 1 : 0;
-}
-
-static int cmd_processes(struct cli *c, int argc, char **argv)
-{
-	struct profile *p = reconstruct(c, argc, argv);
-	if (!p || cli_out_begin(c->out) < 0) {
-		profile_free(p);
-		return 1;
-	}
-	json_t *root = profile_processes_json(p);
-	int rc = json_dumpf(root, stdout, JSON_INDENT(1)) < 0 ? -EIO : 0;
-	putchar('\n');
-	json_decref(root);
-	profile_free(p);
-	return rc < 0 || fflush(stdout) ? 1 : 0;
-}
-
-/* The writers of a conversion: one, or with --per-hart one per hart seen. */
-struct outs {
-	const struct cli *c;
-	struct trace_write_opts wo;
-	struct trace_writer **w;
-	size_t n, cap;
-};
-
-static struct trace_writer *out_for(struct outs *o, uint16_t hart, struct oob_err *err)
-{
-	size_t k = o->c->per_hart ? hart : 0;
-	if (k >= o->n) {
-		oob_xgrow((void **)&o->w, &o->cap, k + 1, sizeof(*o->w));
-		memset(o->w + o->n, 0, (k + 1 - o->n) * sizeof(*o->w));
-		o->n = k + 1;
-	}
-	if (!o->w[k]) {
-		char path[4096];
-		snprintf(path, sizeof(path), o->c->per_hart ? "%s-C%u" : "%s", o->c->out,
-			 (unsigned)hart);
-		o->w[k] = trace_writer_open(path, &o->wo, err);
-	}
-	return o->w[k];
-}
-
-static int outs_close(struct outs *o, int rc, struct oob_err *err)
-{
-	for (size_t k = 0; k < o->n; k++) {
-		if (o->w[k] && rc < 0)
-			trace_writer_abort(o->w[k]);
-		else if (o->w[k])
-			rc = trace_writer_close(o->w[k], err);
-	}
-	free(o->w);
-	return rc;
-}
-
-static int convert(const char *in, const struct cli *c, enum trace_format to, struct oob_err *err)
-{
-	struct trace_reader *r = trace_open(in, &c->ro.trace, err);
-	if (!r)
-		return err->code;
-	struct outs o = {.c = c, .wo = {.format = to, .fields = trace_reader_fields(r)}};
-	/* One file per hart keeps the trace's one time axis: without cycles, a
-	 * record's index in the whole trace becomes its cycle. */
-	uint64_t *index = NULL;
-	if (c->per_hart && !(o.wo.fields & TRACE_F_CYCLE)) {
-		o.wo.fields |= TRACE_F_CYCLE;
-		index = oob_xmalloc(TRACE_BATCH_MAX * sizeof(*index));
-	}
-	const struct trace_batch *b;
-	int rc;
-	while ((rc = trace_next(r, &b, err)) > 0) {
-		struct trace_batch timed = *b;
-		if (index) {
-			for (uint32_t i = 0; i < b->n; i++)
-				index[i] = b->seq + i;
-			timed.cycle = index;
-		}
-		struct trace_writer *w = out_for(&o, b->hart, err);
-		if (!w || (rc = trace_writer_put(w, &timed, err)) < 0) {
-			rc = w ? rc : err->code;
-			break;
-		}
-	}
-	free(index);
-	if (rc == 0 && !o.n && !out_for(&o, 0, err)) /* an empty trace: an empty file */
-		rc = err->code;
-	rc = outs_close(&o, rc, err);
-	trace_close(r);
-	return rc;
-}
-
-static int cmd_convert(struct cli *c, int argc, char **argv)
-{
-	struct oob_err err = {0};
-	enum trace_format to = TRACE_FMT_AUTO;
-	if (c->to && trace_format_parse(c->to, &to) < 0) {
-		bad_value("--to", c->to);
-		return 2;
-	}
-	if (!c->out || to == TRACE_FMT_AUTO || argc - optind != 1) {
-		fputs("oobprof convert: needs --to FORMAT, -o OUT and one TRACE\n", stderr);
-		return 2;
-	}
-	if (c->per_hart && !strcmp(c->out, "-")) {
-		fputs("oobprof convert: --per-hart writes files: -o names them\n", stderr);
-		return 2;
-	}
-	if (convert(argv[optind], c, to, &err) < 0) {
-		fprintf(stderr, "oobprof: %s: %s\n", argv[optind], err.msg);
-		return 1;
-	}
-	return 0;
-}
-
-/* Time-keeping exports count cycles when the trace has them; the others
- * weigh as `oobprof fold` does. */
-static void export_metric(struct cli *c, const struct profile *p)
-{
-	c->ex.metric = c->metric;
-	if (!c->metric_set && export_wants_events(&c->ex) && profile_has_cycles(p))
-		c->ex.metric = PROFILE_CYCLES;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
-
-/* Checked before OUT is opened; written through an out_file (a file is
- * replaced only when the whole export is written). */
-static int write_export(struct cli *c, const struct profile *p, struct evlog *log,
-			struct oob_err *err)
-{
-	struct out_file o;
-	FILE *f;
-	int rc = export_check(p, log, &c->ex, err);
-	if (rc < 0 || (rc = out_file_open(&o, c->out, err)) < 0)
-		return rc;
-	if (!(f = out_file_stream(&o, err)) || (rc = export_write(p, log, &c->ex, f, err)) < 0) {
-		out_file_abort(&o);
-		return rc < 0 ? rc : err->code;
-	}
-	return out_file_commit(&o, err);
-}
-
-/* The Go trace of --gotrace and its clock against the instruction traces
- * (argv from optind); 0, or 1 after printing why. */
-static int go_overlay(struct cli *c, int argc, char **argv, struct gotrace **gt,
-		      struct timeline_go *go, json_t **desc)
-{
-	struct oob_err err = {0};
-	struct timeline_go_req q = {.insn = {(const char *const *)argv + optind,
-					     (size_t)(argc - optind), c->ro.trace, NULL},
-				    .elfs = c->elfs,
-				    .nelfs = c->nelfs,
-				    .have_hz = c->have_go_clock,
-				    .hz = c->go_hz,
-				    .offset = c->go_offset};
-	if (!(*gt = gotrace_open(c->gotrace, NULL, &err)) ||
-	    timeline_go_clock(*gt, &q, &go->clock, desc, &err) < 0) {
-		fprintf(stderr, "oobprof timeline: %s\n", err.msg);
-		return 1;
-	}
-	go->trace = *gt;
-	go->clock_json = *desc;
-	return 0;
-}
-
-static int cmd_export(struct cli *c, int argc, char **argv)
-{
-	struct oob_err err = {0};
-	struct evlog *log = NULL;
-	if (!c->to || export_format_parse(c->to, &c->ex.format) < 0 || !c->out) {
-		fputs("oobprof export: needs --to speedscope|perfetto|pprof|folded and -o OUT\n",
-		      stderr);
-		return 2;
-	}
-	c->ex.annotate = c->annotate;
-	c->ex.name = c->name ? c->name : base_name(argv[optind]);
-	c->ex.max_events = c->max_events;
-	if (export_wants_events(&c->ex)) {
-		/* One event past the bound is enough to know speedscope falls back. */
-		uint64_t cap =
-		    c->ex.format == EXPORT_SPEEDSCOPE && c->max_events ? c->max_events + 1 : 0;
-		if (!(log = evlog_new(NULL, cap, &err))) {
-			fprintf(stderr, "oobprof: %s\n", err.msg);
-			return 1;
-		}
-		c->ro.on_event = evlog_record;
-		c->ro.event_ctx = log;
-	}
-	struct profile *p = reconstruct(c, argc, argv);
-	struct gotrace *gt = NULL;
-	struct timeline_go go = {0};
-	json_t *desc = NULL;
-	int rc = p ? 0 : 1;
-	if (rc == 0 && c->gotrace && c->ex.format == EXPORT_PERFETTO &&
-	    (rc = go_overlay(c, argc, argv, &gt, &go, &desc)) == 0)
-		c->ex.go = &go;
-	if (rc == 0) {
-		export_metric(c, p);
-		if ((log && evlog_finish(log, &err) < 0) || write_export(c, p, log, &err) < 0) {
-			fprintf(stderr, "oobprof export: %s\n", err.msg);
-			rc = 1;
-		}
-	}
-	json_decref(desc);
-	gotrace_free(gt);
-	profile_free(p);
-	evlog_free(log);
-	return rc;
-}
-
-static int cmd_timeline(struct cli *c, int argc, char **argv)
-{
-	struct oob_err err = {0};
-	struct timeline *t = NULL;
-	struct gotrace *gt = NULL;
-	struct timeline_go go = {0};
-	json_t *desc = NULL;
-	struct evlog *log = evlog_new(NULL, 0, &err);
-	c->win.hart = -1;
-	c->win.min_dur = c->ex.min_duration;
-	c->ro.on_event = evlog_record;
-	c->ro.event_ctx = log;
-	c->windowed = 0; /* the run's whole profile; the window cuts intervals */
-	struct profile *p = log ? reconstruct(c, argc, argv) : NULL;
-	int rc = p ? 0 : 1;
-	if (rc == 0 &&
-	    (evlog_finish(log, &err) < 0 || timeline_harts(log, p, &c->win, &t, &err) < 0)) {
-		fprintf(stderr, "oobprof timeline: %s\n", err.msg);
-		rc = 1;
-	}
-	if (rc == 0 && c->gotrace)
-		rc = go_overlay(c, argc, argv, &gt, &go, &desc);
-	if (rc == 0 && cli_out_begin(c->out) < 0)
-		rc = 1;
-	if (rc == 0) {
-		json_t *j = timeline_json(t, p, c->gotrace ? &go : NULL, &c->win,
-					  c->tracks ? c->tracks : TIMELINE_T_ALL);
-		rc = json_dumpf(j, stdout, JSON_COMPACT) < 0 || puts("") < 0;
-		json_decref(j);
-	}
-	json_decref(desc);
-	gotrace_free(gt);
-	timeline_free(t);
-	profile_free(p);
-	evlog_free(log);
-	return rc;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct {
 		const char *name;
 		int (*fn)(struct cli *, int, char **);
-	} cmds[] = {{"fold", cmd_fold},		  {"top", cmd_top},	    {"stats", cmd_stats},
-		    {"processes", cmd_processes}, {"convert", cmd_convert}, {"export", cmd_export},
-		    {"timeline", cmd_timeline}};
+	} cmds[] = {{"fold", cli_cmd_fold},	   {"top", cli_cmd_top},
+		    {"stats", cli_cmd_stats},	   {"processes", cli_cmd_processes},
+		    {"convert", cli_cmd_convert},  {"export", cli_cmd_export},
+		    {"timeline", cli_cmd_timeline}};
 	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO, .max_events = 5000000};
 	if (argc < 2) {
 		usage(stderr);

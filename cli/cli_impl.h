@@ -1,0 +1,52 @@
+/*
+ * cli internals shared by cli.c (usage, options, -o, dispatch) and
+ * cli_cmds.c (the commands over a reconstruction). Not a public header.
+ */
+#ifndef OOB_CLI_IMPL_H
+#define OOB_CLI_IMPL_H
+
+#include <stdint.h>
+
+#include "export/export.h"
+#include "profile/profile.h"
+#include "recon/recon.h"
+#include "timeline/timeline.h"
+
+struct cli {
+	struct recon_opts ro;
+	struct recon_elf *elfs;
+	size_t nelfs, cap_elfs;
+	const char **maps;
+	size_t nmaps, cap_maps;
+	enum profile_metric metric;
+	int metric_set;
+	int annotate, json;
+	const char *to; /* convert: a trace format; export: an export format */
+	const char *out;
+	int per_hart; /* convert: OUT-C<n> for each hart n */
+	struct export_opts ex;
+	uint64_t max_events;
+	const char *name;
+	/* fold, top: a time window; timeline: the window and its tracks */
+	int windowed;
+	struct timeline_opts win;
+	unsigned tracks;
+	const char *gotrace;
+	int have_go_clock;
+	double go_hz, go_offset;
+};
+
+/* Prints "oobprof: OPT: bad value 'VAL'" on stderr; returns -EINVAL. */
+int cli_bad_value(const char *opt, const char *val);
+
+/* The commands of main's table: c holds the parsed options, argv[optind..]
+ * the traces. They return the exit status (0, 1 failure, 2 usage). */
+int cli_cmd_fold(struct cli *c, int argc, char **argv);
+int cli_cmd_top(struct cli *c, int argc, char **argv);
+int cli_cmd_stats(struct cli *c, int argc, char **argv);
+int cli_cmd_processes(struct cli *c, int argc, char **argv);
+int cli_cmd_convert(struct cli *c, int argc, char **argv);
+int cli_cmd_export(struct cli *c, int argc, char **argv);
+int cli_cmd_timeline(struct cli *c, int argc, char **argv);
+
+#endif

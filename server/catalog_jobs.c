@@ -1,0 +1,387 @@
+/* catalog_jobs: the jobs table, the binaries of each job, the job state
+ * machine, crash counting and recovery, and the results of jobs. */
+#include "catalog_impl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "util/oob_log.h"
+
+#define JOB_COLS                                                                                   \
+	"j.id, j.trace_id, j.events_id, j.spec, j.state, j.error_code, j.error, j.bytes,"          \
+	" j.total_bytes, j.insns, j.created, j.started, j.finished, j.runs,"                       \
+	" r.job_id IS NOT NULL, COALESCE(r.partial, 0), j.crashes"
+#define JOB_FROM " FROM jobs j LEFT JOIN results r ON r.job_id = j.id"
+
+static void read_job_v(sqlite3_stmt *st, void *out)
+{
+	struct catalog_job *j = out;
+	memset(j, 0, sizeof(*j));
+	j->id = sqlite3_column_int64(st, 0);
+	j->trace_id = sqlite3_column_int64(st, 1);
+	j->events_id = sqlite3_column_int64(st, 2);
+	catalog_col_text(st, 3, j->spec, sizeof(j->spec));
+	j->state = CATALOG_JOB_FAILED; /* no other text passes the CHECK constraint */
+	catalog_job_state_parse((const char *)sqlite3_column_text(st, 4), &j->state);
+	j->error_code = sqlite3_column_int(st, 5);
+	catalog_col_text(st, 6, j->error, sizeof(j->error));
+	j->bytes = (uint64_t)sqlite3_column_int64(st, 7);
+	j->total_bytes = (uint64_t)sqlite3_column_int64(st, 8);
+	j->insns = (uint64_t)sqlite3_column_int64(st, 9);
+	j->created = sqlite3_column_int64(st, 10);
+	j->started = sqlite3_column_int64(st, 11);
+	j->finished = sqlite3_column_int64(st, 12);
+	j->runs = (unsigned)sqlite3_column_int(st, 13);
+	j->has_result = sqlite3_column_int(st, 14);
+	j->partial = sqlite3_column_int(st, 15);
+	j->crashes = (unsigned)sqlite3_column_int(st, 16);
+}
+
+static int job_add_locked(struct catalog *c, struct catalog_job *j,
+			  const struct catalog_job_binary *bins, size_t nbins, struct oob_err *err)
+{
+	j->created = catalog_now_s();
+	j->state = CATALOG_JOB_QUEUED;
+	sqlite3_stmt *st =
+	    catalog_prep(c, err,
+			 "INSERT INTO jobs (trace_id, events_id, spec, state, created)"
+			 " VALUES (?,?,?,?,?)",
+			 "inssi", j->trace_id, j->events_id, j->spec,
+			 catalog_job_state_name(j->state), j->created);
+	int rc = catalog_run(c, st, err);
+	if (rc < 0)
+		return oob_err_prefix(err, "job of trace %lld", (long long)j->trace_id);
+	j->id = sqlite3_last_insert_rowid(c->db);
+	for (size_t i = 0; i < nbins; i++) {
+		st = catalog_prep(
+		    c, err,
+		    "INSERT INTO job_binaries (job_id, pos, binary_id, base) VALUES (?,?,?,?)",
+		    "iiiu", j->id, (int64_t)i, bins[i].id, bins[i].base);
+		if ((rc = catalog_run(c, st, err)) < 0)
+			return oob_err_prefix(err, "binary %lld", (long long)bins[i].id);
+	}
+	return 0;
+}
+
+int catalog_job_add(struct catalog *c, struct catalog_job *j, const struct catalog_job_binary *bins,
+		    size_t nbins, struct oob_err *err)
+{
+	pthread_mutex_lock(&c->lock);
+	int rc = catalog_exec_sql(c, "BEGIN IMMEDIATE", err);
+	if (rc == 0)
+		rc = job_add_locked(c, j, bins, nbins, err);
+	if (rc == 0)
+		rc = catalog_exec_sql(c, "COMMIT", err);
+	if (rc < 0)
+		catalog_exec_sql(c, "ROLLBACK", NULL);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+int catalog_job_get(struct catalog *c, int64_t id, struct catalog_job *out, struct oob_err *err)
+{
+	pthread_mutex_lock(&c->lock);
+	sqlite3_stmt *st =
+	    catalog_prep(c, err, "SELECT " JOB_COLS JOB_FROM " WHERE j.id = ?", "i", id);
+	int rc = catalog_get_one(c, st, read_job_v, out, "job", id, err);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+int catalog_job_list(struct catalog *c, int64_t after, size_t limit, struct catalog_job **out,
+		     size_t *n, struct oob_err *err)
+{
+	pthread_mutex_lock(&c->lock);
+	sqlite3_stmt *st = catalog_prep(
+	    c, err, "SELECT " JOB_COLS JOB_FROM " WHERE j.id > ? ORDER BY j.id LIMIT ?", "ii",
+	    after, (int64_t)limit);
+	int rc = catalog_list_rows(c, st, sizeof(**out), read_job_v, (void **)out, n, err);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static void read_job_binary_v(sqlite3_stmt *st, void *out)
+{
+	struct catalog_job_binary *b = out;
+	b->id = sqlite3_column_int64(st, 0);
+	b->base = (uint64_t)sqlite3_column_int64(st, 1);
+}
+
+int catalog_job_binaries(struct catalog *c, int64_t id, struct catalog_job_binary **out, size_t *n,
+			 struct oob_err *err)
+{
+	pthread_mutex_lock(&c->lock);
+	sqlite3_stmt *st = catalog_prep(c, err,
+					"SELECT binary_id, base FROM job_binaries WHERE job_id = ?"
+					" ORDER BY pos",
+					"i", id);
+	int rc = catalog_list_rows(c, st, sizeof(**out), read_job_binary_v, (void **)out, n, err);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+/* -ENOENT or -EBUSY after an UPDATE ... WHERE id = ? AND state = ? that
+ * changed nothing. */
+static int why_unchanged(struct catalog *c, int64_t id, const char *from, struct oob_err *err)
+{
+	sqlite3_stmt *st = catalog_prep(c, err, "SELECT state FROM jobs WHERE id = ?", "i", id);
+	if (!st)
+		return err ? err->code : -EIO;
+	int rc;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		rc = oob_err_set(err, -EBUSY, "job %lld is %s, not %s", (long long)id,
+				 (const char *)sqlite3_column_text(st, 0), from);
+	else
+		rc = oob_err_set(err, -ENOENT, "no job with id %lld", (long long)id);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int transition_locked(struct catalog *c, int64_t id, enum catalog_job_state from,
+			     enum catalog_job_state to, struct oob_err *err)
+{
+	const char *sfrom = catalog_job_state_name(from), *sto = catalog_job_state_name(to);
+	if (!sfrom || !sto)
+		return oob_err_set(err, -EINVAL, "catalog: no job state %d",
+				   (int)(sfrom ? to : from));
+	int starting = to == CATALOG_JOB_RUNNING;
+	int ending = !starting && to != CATALOG_JOB_QUEUED;
+	sqlite3_stmt *st =
+	    catalog_prep(c, err,
+			 "UPDATE jobs SET state = ?,"
+			 " started = CASE WHEN ? THEN ? ELSE started END,"
+			 " finished = CASE WHEN ? THEN ? ELSE finished END,"
+			 " runs = runs + ?"
+			 " WHERE id = ? AND state = ?",
+			 "siiiiiis", sto, (int64_t)starting, catalog_now_s(), (int64_t)ending,
+			 catalog_now_s(), (int64_t)starting, id, sfrom);
+	int rc = catalog_run(c, st, err);
+	if (rc == 0 && sqlite3_changes(c->db) == 0)
+		rc = why_unchanged(c, id, sfrom, err);
+	return rc;
+}
+
+int catalog_job_transition(struct catalog *c, int64_t id, enum catalog_job_state from,
+			   enum catalog_job_state to, struct oob_err *err)
+{
+	pthread_mutex_lock(&c->lock);
+	int rc = transition_locked(c, id, from, to, err);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+int catalog_job_progress(struct catalog *c, int64_t id, uint64_t bytes, uint64_t total,
+			 uint64_t insns, struct oob_err *err)
+{
+	pthread_mutex_lock(&c->lock);
+	sqlite3_stmt *st = catalog_prep(
+	    c, err, "UPDATE jobs SET bytes = ?, total_bytes = ?, insns = ? WHERE id = ?", "uuui",
+	    bytes, total, insns, id);
+	int rc = catalog_run(c, st, err);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static int result_put_locked(struct catalog *c, const struct catalog_result *r, struct oob_err *err)
+{
+	sqlite3_stmt *st =
+	    catalog_prep(c, err,
+			 "INSERT OR REPLACE INTO results (job_id, profile, folded, partial,"
+			 " stats, created, events, events_bytes) VALUES (?,?,?,?,?,?,?,?)",
+			 "issisisu", r->job_id, r->profile, r->folded, (int64_t)r->partial,
+			 r->stats, catalog_now_s(), r->events, r->events_bytes);
+	return catalog_run(c, st, err);
+}
+
+static int finish_locked(struct catalog *c, int64_t id, enum catalog_job_state state, int code,
+			 const char *msg, const struct catalog_result *r, struct oob_err *err)
+{
+	int rc = transition_locked(c, id, CATALOG_JOB_RUNNING, state, err);
+	if (rc < 0)
+		return rc;
+	sqlite3_stmt *st =
+	    catalog_prep(c, err, "UPDATE jobs SET error_code = ?, error = ? WHERE id = ?", "isi",
+			 (int64_t)code, msg ? msg : "", id);
+	if ((rc = catalog_run(c, st, err)) < 0)
+		return rc;
+	return r ? result_put_locked(c, r, err) : 0;
+}
+
+int catalog_job_finish(struct catalog *c, int64_t id, enum catalog_job_state state, int code,
+		       const char *msg, const struct catalog_result *r, struct oob_err *err)
+{
+	pthread_mutex_lock(&c->lock);
+	int rc = catalog_exec_sql(c, "BEGIN IMMEDIATE", err);
+	if (rc == 0)
+		rc = finish_locked(c, id, state, code, msg, r, err);
+	if (rc == 0)
+		rc = catalog_exec_sql(c, "COMMIT", err);
+	if (rc < 0)
+		catalog_exec_sql(c, "ROLLBACK", NULL);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+int catalog_result_put(struct catalog *c, const struct catalog_result *r, struct oob_err *err)
+{
+	pthread_mutex_lock(&c->lock);
+	int rc = result_put_locked(c, r, err);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static void read_result_v(sqlite3_stmt *st, void *out)
+{
+	struct catalog_result *r = out;
+	memset(r, 0, sizeof(*r));
+	r->job_id = sqlite3_column_int64(st, 0);
+	catalog_col_text(st, 1, r->profile, sizeof(r->profile));
+	catalog_col_text(st, 2, r->folded, sizeof(r->folded));
+	r->partial = sqlite3_column_int(st, 3);
+	catalog_col_text(st, 4, r->stats, sizeof(r->stats));
+	r->created = sqlite3_column_int64(st, 5);
+	catalog_col_text(st, 6, r->events, sizeof(r->events));
+	r->events_bytes = (uint64_t)sqlite3_column_int64(st, 7);
+}
+
+int catalog_result_get(struct catalog *c, int64_t job_id, struct catalog_result *out,
+		       struct oob_err *err)
+{
+	pthread_mutex_lock(&c->lock);
+	sqlite3_stmt *st =
+	    catalog_prep(c, err,
+			 "SELECT job_id, profile, folded, partial, stats, created, events,"
+			 " events_bytes FROM results WHERE job_id = ?",
+			 "i", job_id);
+	int rc = catalog_get_one(c, st, read_result_v, out, "result for job", job_id, err);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+int catalog_job_delete(struct catalog *c, int64_t id, struct oob_err *err)
+{
+	pthread_mutex_lock(&c->lock);
+	sqlite3_stmt *st = catalog_prep(c, err,
+					"DELETE FROM jobs WHERE id = ?"
+					" AND state NOT IN ('queued', 'running')",
+					"i", id);
+	int rc = catalog_run(c, st, err);
+	if (rc == 0 && sqlite3_changes(c->db) == 0)
+		rc = why_unchanged(c, id, "finished", err);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static void read_id_v(sqlite3_stmt *st, void *out)
+{
+	*(int64_t *)out = sqlite3_column_int64(st, 0);
+}
+
+/* Counts a crash of every running job (one id, or all with id 0), fails
+ * those that reached CATALOG_MAX_CRASHES (`why` ends the message) and queues
+ * the others again. Returns the number of jobs counted. */
+static int count_crash_locked(struct catalog *c, int64_t id, const char *why, struct oob_err *err)
+{
+	char msg[512];
+	snprintf(msg, sizeof(msg),
+		 "the job crashed its process %d times (last: %s); it is not run again. "
+		 "This is a bug in oobprof: the inputs are kept, please report it",
+		 CATALOG_MAX_CRASHES, why);
+	int rc = catalog_run(c,
+			     catalog_prep(c, err,
+					  "UPDATE jobs SET crashes = crashes + 1"
+					  " WHERE state = 'running' AND (? = 0 OR id = ?)",
+					  "ii", id, id),
+			     err);
+	int counted = rc == 0 ? sqlite3_changes(c->db) : 0;
+	if (rc == 0)
+		rc = catalog_run(
+		    c,
+		    catalog_prep(c, err,
+				 "UPDATE jobs SET state = 'failed', finished = ?, error_code = ?,"
+				 " error = ? WHERE state = 'running' AND (? = 0 OR id = ?)"
+				 " AND crashes >= ?",
+				 "iisiii", catalog_now_s(), (int64_t)-ECHILD, msg, id, id,
+				 (int64_t)CATALOG_MAX_CRASHES),
+		    err);
+	if (rc == 0 && sqlite3_changes(c->db) > 0)
+		OOB_WARN("catalog: %d job(s) failed after %d crashes", sqlite3_changes(c->db),
+			 CATALOG_MAX_CRASHES);
+	if (rc == 0)
+		rc = catalog_run(c,
+				 catalog_prep(c, err,
+					      "UPDATE jobs SET state = 'queued'"
+					      " WHERE state = 'running' AND (? = 0 OR id = ?)",
+					      "ii", id, id),
+				 err);
+	if (rc == 0 && sqlite3_changes(c->db) > 0)
+		OOB_WARN("catalog: %d interrupted job(s) queued again", sqlite3_changes(c->db));
+	return rc < 0 ? rc : counted;
+}
+
+static int crash_txn(struct catalog *c, int64_t id, const char *why, struct oob_err *err)
+{
+	int rc = catalog_exec_sql(c, "BEGIN IMMEDIATE", err), counted = 0;
+	/* A job's process can die before it marks its job running (it was
+	 * killed while starting): that is its crash too, not a job to forget
+	 * in "queued" (the pool has already let it go). */
+	if (rc == 0 && id)
+		rc = catalog_run(
+		    c,
+		    catalog_prep(
+			c, err,
+			"UPDATE jobs SET state = 'running' WHERE id = ? AND state = 'queued'", "i",
+			id),
+		    err);
+	if (rc == 0)
+		rc = counted = count_crash_locked(c, id, why, err);
+	if (rc >= 0)
+		rc = catalog_exec_sql(c, "COMMIT", err);
+	if (rc < 0)
+		catalog_exec_sql(c, "ROLLBACK", NULL);
+	return rc < 0 ? rc : counted;
+}
+
+int catalog_job_crashed(struct catalog *c, int64_t id, const char *why, struct oob_err *err)
+{
+	pthread_mutex_lock(&c->lock);
+	int rc = crash_txn(c, id, why, err);
+	if (rc > 0) {
+		sqlite3_stmt *st =
+		    catalog_prep(c, err, "SELECT state = 'queued' FROM jobs WHERE id = ?", "i", id);
+		rc = st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+		sqlite3_finalize(st);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+int catalog_job_recover(struct catalog *c, int64_t **ids, size_t *n, struct oob_err *err)
+{
+	pthread_mutex_lock(&c->lock);
+	int rc = crash_txn(c, 0, "the server stopped without a shutdown", err);
+	sqlite3_stmt *st;
+	if (rc >= 0) {
+		st = catalog_prep(c, err, "SELECT id FROM jobs WHERE state = 'queued' ORDER BY id",
+				  "");
+		rc = catalog_list_rows(c, st, sizeof(**ids), read_id_v, (void **)ids, n, err);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+int64_t catalog_job_count(struct catalog *c, enum catalog_job_state state)
+{
+	const char *name = catalog_job_state_name(state);
+	if (!name)
+		return -1;
+	pthread_mutex_lock(&c->lock);
+	int64_t n = -1;
+	sqlite3_stmt *st =
+	    catalog_prep(c, NULL, "SELECT COUNT(*) FROM jobs WHERE state = ?", "s", name);
+	if (st && sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
