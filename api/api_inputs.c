@@ -11,6 +11,7 @@
 #include "util/oob_log.h"
 #include "util/oob_mem.h"
 #include "sym/sym.h"
+#include "trace/fireperf.h"
 #include "trace/trace.h"
 
 enum { UP_BINARY, UP_TRACE };
@@ -256,6 +257,22 @@ static int gotrace_inspect(const char *path, struct upload *up, struct catalog_t
 	return 0;
 }
 
+/* A FirePerf log holds stack events, not instructions: all of them are read,
+ * as every record of a trace is, so that an accepted log can be replayed. */
+static int fireperf_inspect(const char *path, struct catalog_trace *t, struct oob_err *e)
+{
+	struct in_stream *s = in_open(path, NULL, e);
+	struct fireperf_reader *fr = s ? fireperf_open_stream(s, e) : NULL;
+	const struct fireperf_event *ev;
+	int rc = fr ? 0 : (e->code ? e->code : -EINVAL);
+	while (fr && (rc = fireperf_next(fr, &ev, e)) > 0)
+		t->records++;
+	if (rc == 0 && t->records == 0)
+		rc = oob_err_set(e, -EINVAL, "no FirePerf event in it");
+	fireperf_close(fr);
+	return rc;
+}
+
 static int trace_inspect(struct api_ctx *c, struct upload *up, struct catalog_trace *t,
 			 struct oob_err *e)
 {
@@ -284,7 +301,11 @@ static int trace_inspect(struct api_ctx *c, struct upload *up, struct catalog_tr
 	 * be read to its end (a log cut mid-line fails here, with its line). */
 	const struct trace_batch *b;
 	int rc = 0;
-	if (trace_reader_format(tr) != TRACE_FMT_FIREPERF) {
+	if (trace_reader_format(tr) == TRACE_FMT_FIREPERF) {
+		rc = fireperf_inspect(abs, t, e);
+		if (rc < 0 && scrub(e, abs, "body") < 0)
+			oob_err_prefix(e, "FirePerf log \"%s\"", up->name);
+	} else {
 		while ((rc = trace_next(tr, &b, e)) > 0)
 			t->records += b->n;
 		if (rc == 0 && t->records == 0)

@@ -48,6 +48,11 @@ grep -qi elf "$W/resp" && pass "non-ELF: the message says ELF (...$msg)" ||
 	fail "non-ELF message" "$(cat "$W/resp")"
 head -c 3000 /dev/urandom >"$W/random.bin"
 expect "random bytes as a trace" 400 invalid_input POST "/api/v1/traces?name=x" --data-binary "@$W/random.bin"
+expect "random bytes as format=fireperf" 400 invalid_input POST "/api/v1/traces?name=x&format=fireperf" --data-binary "@$W/random.bin"
+printf 'Indent: 0, Start label: main, At cycle: 10\nIndent: 1, Start label: f, At cycle: 20\ngarbage\n' >"$W/bad.fireperf"
+expect "FirePerf log with a bad line 3" 400 invalid_input POST "/api/v1/traces?name=x&format=fireperf" --data-binary "@$W/bad.fireperf"
+grep -q "line 3" "$W/resp" && pass "bad FirePerf line: the message names line 3" ||
+	fail "bad FirePerf line message" "$(cat "$W/resp")"
 printf 'core   0: 3 0x80000000 (0x00000013)\ncore   0: 3 0x800' >"$W/cut.spike"
 expect "spike log cut mid-line, format=spike" 400 invalid_input POST "/api/v1/traces?name=x&format=spike" --data-binary "@$W/cut.spike"
 expect "unknown format name" 400 invalid_input POST "/api/v1/traces?format=elf" --data-binary "@$W/small.trace"
