@@ -31,6 +31,7 @@ struct run {
 	const char *path_list[JOBSPEC_MAX_TRACES];
 	uint16_t harts[JOBSPEC_MAX_TRACES]; /* of several traces: by their names */
 	int streaming;
+	int cut_ok; /* the first trace is a stream, or one cut short */
 	uint64_t total, last_size;
 	struct recon_opts opts;
 	struct recon_elf elfs[JOBSPEC_MAX_BINARIES];
@@ -83,6 +84,7 @@ static int open_trace(struct run *run, size_t k, struct oob_err *err)
 		run->harts[k] = trace_merge_hart(t.name, k);
 		if (k == 0) {
 			run->streaming = t.state == CATALOG_TRACE_STREAMING;
+			run->cut_ok = run->streaming || t.state == CATALOG_TRACE_INCOMPLETE;
 			run->total = run->streaming ? fd_size(run->fds[0]) : 0;
 		}
 		if (!run->streaming)
@@ -288,6 +290,10 @@ static int setup_opts(struct run *run, struct oob_err *err)
 	if (rc < 0 || !(run->log = evlog_new(run->events_tmp, RESULT_MAX_EVENTS, err)))
 		return rc < 0 ? rc : err->code;
 	jobspec_recon_opts(&run->spec, o);
+	/* An upload cut short (or a stream that may be) can end inside a
+	 * record: that record is dropped and counted (records_cut), and the
+	 * job gives the partial result it is meant to. */
+	o->trace.in.tail_may_be_cut = run->cut_ok;
 	if (run->streaming) {
 		o->trace.in.more = follow_more;
 		o->trace.in.more_ctx = run;

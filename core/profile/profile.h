@@ -56,6 +56,7 @@ struct profile_stats {
 	uint64_t repairs_unwind;     /* returns matched deeper in the shadow stack (longjmp) */
 	uint64_t repairs_unknown;    /* returns that matched nothing: resynchronized */
 	uint64_t repairs_depth;	     /* pushes dropped at the depth limit (max_depth) */
+	uint64_t records_cut;	     /* last records cut short by an upload's end, dropped */
 	uint64_t returns_above;	     /* returns above the trace's starting depth */
 	uint64_t unknown_pcs;	     /* instructions outside every known binary */
 	uint64_t match_runs;	     /* pc-only traces: user runs given a binary by matching */
@@ -96,6 +97,7 @@ struct profile_stats {
 	X(switch_user_fixes)                                                                       \
 	X(maps)                                                                                    \
 	X(maps_skipped)                                                                            \
+	X(records_cut)                                                                             \
 	X(raw_bytes)
 
 enum profile_metric { PROFILE_INSNS = 0, PROFILE_CYCLES, PROFILE_CALLS };

@@ -582,6 +582,7 @@ static int run_traces(struct recon *r, const char *const *paths, size_t n, struc
 	if (rc == 0)
 		rc = run_merged(r, m, err);
 	r->run.st.raw_bytes = trace_merge_raw_bytes(m);
+	r->run.st.records_cut = trace_merge_cut_records(m);
 	trace_merge_close(m);
 	return rc;
 }

@@ -269,6 +269,11 @@ uint64_t trace_reader_raw_bytes(const struct trace_reader *r)
 	return in_raw_bytes(r->in);
 }
 
+unsigned trace_reader_cut_records(const struct trace_reader *r)
+{
+	return in_cut_tail(r->in) > 0;
+}
+
 const char *trace_reader_describe(const struct trace_reader *r)
 {
 	return r->desc;
@@ -277,6 +282,8 @@ const char *trace_reader_describe(const struct trace_reader *r)
 int trace_line_cut(struct in_stream *in, const char *fmt, const char *line, long n, const char *why,
 		   struct oob_err *err)
 {
+	if (in_drop_cut_tail(in))
+		return 0;
 	char ex[256];
 	trace_excerpt(line, (size_t)n, ex, sizeof(ex));
 	return oob_err_set(err, -EINVAL,

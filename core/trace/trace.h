@@ -132,6 +132,9 @@ unsigned trace_reader_fields(const struct trace_reader *r);
 void trace_reader_clock_ratio(const struct trace_reader *r, uint64_t *num, uint64_t *den);
 /* Raw input bytes consumed so far (progress). */
 uint64_t trace_reader_raw_bytes(const struct trace_reader *r);
+/* 1 if the input ended inside a record that was dropped (only with
+ * in_opts.tail_may_be_cut), else 0. */
+unsigned trace_reader_cut_records(const struct trace_reader *r);
 /* A one-line description of detected parameters, e.g. "tracerv-bin: 16-byte
  * records, width 1, valid bit 63, lz4". Valid while r lives. */
 const char *trace_reader_describe(const struct trace_reader *r);

@@ -153,7 +153,9 @@ static inline int trace_lit(const char **p, const char *end, const char *lit, si
 #define TRACE_LIT(p, end, s) trace_lit(p, end, s, sizeof(s) - 1)
 
 /* The error for a last line without '\n' that is provably not a whole record
- * (why: what is missing): -EINVAL naming the line and its byte offset. */
+ * (why: what is missing): -EINVAL naming the line and its byte offset; or 0
+ * when the source may end cut (in_opts.tail_may_be_cut): the line is dropped
+ * and counted, and the reader ends there. */
 int trace_line_cut(struct in_stream *in, const char *fmt, const char *line, long n, const char *why,
 		   struct oob_err *err);
 /* The number of hex digits at s (up to e). */

@@ -201,6 +201,14 @@ enum trace_format trace_merge_format(const struct trace_merge *m)
 	return m->n ? trace_reader_format(m->s[0].r) : TRACE_FMT_AUTO;
 }
 
+uint64_t trace_merge_cut_records(const struct trace_merge *m)
+{
+	uint64_t n = 0;
+	for (size_t k = 0; k < m->n; k++)
+		n += trace_reader_cut_records(m->s[k].r);
+	return n;
+}
+
 uint64_t trace_merge_raw_bytes(const struct trace_merge *m)
 {
 	uint64_t n = 0;

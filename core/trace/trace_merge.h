@@ -55,5 +55,8 @@ unsigned trace_merge_fields(const struct trace_merge *m);
 enum trace_format trace_merge_format(const struct trace_merge *m);
 /* Compressed input bytes consumed, all files. */
 uint64_t trace_merge_raw_bytes(const struct trace_merge *m);
+/* Records cut short at the end of the files and dropped (one per file at
+ * most; only with in_opts.tail_may_be_cut). */
+uint64_t trace_merge_cut_records(const struct trace_merge *m);
 
 #endif

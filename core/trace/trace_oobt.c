@@ -43,6 +43,7 @@ struct oobt_st {
 	uint64_t maddr;
 	uint64_t total;
 	int ended;
+	int cut; /* the upload ended inside the body: nothing more to read */
 	char *text;
 	size_t text_used;
 	uint8_t run_cnt[128];
@@ -509,6 +510,8 @@ static int after_end(struct trace_reader *r, struct oobt_st *st, struct oob_err 
 static int oobt_next(struct trace_reader *r, struct oob_err *err)
 {
 	struct oobt_st *st = r->st;
+	if (st->cut)
+		return 0;
 	if (st->ended)
 		return after_end(r, st, err);
 	st->text_used = 0;
@@ -526,6 +529,13 @@ static int oobt_next(struct trace_reader *r, struct oob_err *err)
 			return 1;
 		if (s == ST_END)
 			return r->b.n ? 1 : after_end(r, st, err);
+		/* An upload cut short ends inside an operation, or before the
+		 * end marker: what decoded is the trace (in_opts.tail_may_be_cut). */
+		if (d.at_end && (s < 0 ? d.code == -EINVAL : s == ST_MORE) &&
+		    in_drop_cut_tail(st->body)) {
+			st->cut = 1;
+			return r->b.n ? 1 : 0;
+		}
 		if (s < 0)
 			return oob_err_set(
 			    err, d.code,

@@ -224,6 +224,10 @@ static int tvbin_next(struct trace_reader *r, struct oob_err *err)
 		if (!nrec) {
 			if (!avail || b->n)
 				break;
+			if (in_drop_cut_tail(r->in)) {
+				in_consume(r->in, (size_t)avail);
+				break;
+			}
 			return oob_err_set(err, -EINVAL,
 					   "tracerv-bin: truncated record at byte %" PRIu64
 					   " (%ld of %zu bytes)",
@@ -276,10 +280,14 @@ static int tvtext_next(struct trace_reader *r, struct oob_err *err)
 		size_t w = bad ? 0 : trace_hex_digits(hex, e);
 		/* A last line without '\n' is whole only with every field: the
 		 * address as wide as the line before's (FireSim: 16 digits). */
-		if (in_line_unterminated(r->in) && (bad || w < (st->hexw ? st->hexw : 16)))
-			return trace_line_cut(r->in, "tracerv-text", line, n,
-					      bad ? "a field is missing" : "the address is short",
-					      err);
+		if (in_line_unterminated(r->in) && (bad || w < (st->hexw ? st->hexw : 16))) {
+			int rc = trace_line_cut(r->in, "tracerv-text", line, n,
+						bad ? "a field is missing" : "the address is short",
+						err);
+			if (rc < 0)
+				return rc;
+			break; /* dropped: the stream ends here */
+		}
 		st->hexw = w;
 		if (bad) {
 			char ex[256];

@@ -34,6 +34,7 @@ struct in_stream {
 	uint64_t lineno;
 	uint64_t line_off; /* of the line in_getline returned last */
 	int unterminated;  /* ... which ended the stream without its '\n' */
+	uint64_t cut_tail; /* cut last records dropped (in_drop_cut_tail) */
 	int eof;
 	struct oob_err sticky;
 	/* LZ4 */
@@ -114,6 +115,10 @@ static int lz4_step(struct in_stream *s, size_t space, struct oob_err *err)
 		if (k < 0)
 			return (int)k;
 		if (k == 0) {
+			if (s->hint && in_drop_cut_tail(s)) {
+				s->eof = 1; /* what decompressed so far is the stream */
+				return 0;
+			}
 			if (s->hint)
 				return fail(s, err, -EINVAL,
 					    "%s: truncated LZ4 frame at compressed byte %" PRIu64
@@ -351,6 +356,20 @@ uint64_t in_lineno(const struct in_stream *s)
 int in_line_unterminated(const struct in_stream *s)
 {
 	return s->unterminated;
+}
+
+int in_drop_cut_tail(struct in_stream *s)
+{
+	if (!s->o.tail_may_be_cut)
+		return 0;
+	for (; s; s = s->under) /* a body's cut is its file's */
+		s->cut_tail++;
+	return 1;
+}
+
+uint64_t in_cut_tail(const struct in_stream *s)
+{
+	return s->cut_tail;
 }
 
 uint64_t in_line_offset(const struct in_stream *s)

@@ -32,6 +32,10 @@ struct in_opts {
 	in_more_fn more; /* NULL: end of file is the end */
 	void *more_ctx;
 	uint64_t max_bytes; /* decompressed-size cap, 0 = none; over it -> -EFBIG */
+	/* The source may end inside a record (an upload cut short): a reader
+	 * drops a cut last record and counts it (in_cut_tail) instead of
+	 * failing. A complete file's last record must be whole. */
+	int tail_may_be_cut;
 };
 
 struct in_stream;
@@ -78,6 +82,13 @@ uint64_t in_lineno(const struct in_stream *s);
  * the last line of a complete file whose writer left it out, or a record cut
  * short (the format's reader tells which: trace_line_cut). */
 int in_line_unterminated(const struct in_stream *s);
+/* With in_opts.tail_may_be_cut: notes that the stream ended inside a record
+ * (or an LZ4 frame), which is dropped; returns 1. Without it: 0 (the caller
+ * fails). */
+int in_drop_cut_tail(struct in_stream *s);
+/* How many cut records were dropped (in_drop_cut_tail; a sub-stream's
+ * count its underlying stream's too), 0 if none. */
+uint64_t in_cut_tail(const struct in_stream *s);
 /* Offset in the decompressed stream of that line's first byte. */
 uint64_t in_line_offset(const struct in_stream *s);
 /* Raw (possibly compressed) bytes read from the fd so far: progress reporting. */
