@@ -96,6 +96,9 @@ static void ret(struct recon *r, struct tracker_hart *h, struct code_block *nb, 
 				   i); /* returned into another function: resync the top */
 		else
 			recon_rebase(r, h, nb, 0);
+	} else if (recon_longjmp_land(r, h, nb->start)) {
+		if (nb->func != FRAME_NONE && nb->func != stack_top(h->stk)->frame)
+			recon_jump(r, h, nb, nb, i);
 	} else if (nb->func != FRAME_NONE && (at = stack_find_frame(h->stk, nb->func)) >= 0 &&
 		   (uint32_t)at < h->stk->n - 1) {
 		r->run.st.repairs_unwind++;

@@ -51,6 +51,18 @@ struct recon {
 		const struct code_space *cs;
 	} * seen_bits;
 	struct oob_map inl; /* --inline: (node << 32 | chain) -> instructions */
+	/* recon_nonlocal.c: the kind of each frame (enum recon_fn_kind) by
+	 * frame id, looked up when first entered; the entries of the functions
+	 * it knows by name, per binary */
+	uint8_t *fkind;
+	size_t nfkind;
+	struct recon_nlbin *nlbins;
+};
+
+/* What entering a function says beyond a call (recon_nonlocal.c). */
+enum recon_fn_kind {
+	RECON_FN_PLAIN = 0,
+	RECON_FN_SETJMP, /* setjmp, _setjmp, sigsetjmp, __sigsetjmp */
 };
 
 /* The code space of pc for the task running on h. */
@@ -100,6 +112,20 @@ void recon_emit_all(struct recon *r, struct tracker_hart *h, uint8_t kind);
 void recon_switch_task(struct recon *r, struct tracker_hart *h, uint64_t key, uint32_t i);
 uint32_t recon_top_node(const struct tracker_hart *h);
 struct code_space *recon_space_new(struct recon *r, struct sym_space *syms);
+
+/* recon_nonlocal.c */
+void recon_nonlocal_init(struct recon *r);
+void recon_nonlocal_free(struct recon *r);
+uint8_t recon_fn_kind_slow(struct recon *r, uint32_t f);
+static inline uint8_t recon_fn_kind(struct recon *r, uint32_t f)
+{
+	return f < r->nfkind && r->fkind[f] != 0xff ? r->fkind[f] : recon_fn_kind_slow(r, f);
+}
+/* A function of that kind was entered: it is the top of h's stack. */
+void recon_nonlocal_entered(struct recon *r, struct tracker_hart *h, uint8_t kind);
+/* A return to t matched no return address: if t is the return site of a
+ * live setjmp call, pop to the frame that made it (1), else 0. */
+int recon_longjmp_land(struct recon *r, struct tracker_hart *h, uint64_t t);
 
 /* recon_flow.c */
 /* Control reached nb by a jump or a fall-through from block from. */

@@ -25,7 +25,8 @@ w=$OOB_BUILDDIR/tests/out/nonlocal
 
 # program.kind:check, exact when this list was written (every other case
 # is a known gap today).
-EXACT="nl_longjmp.oobt:calls nl_longjmp.oobt:self nl_longjmp.oobt:depth nl_longjmp.exec:calls nl_longjmp.exec:self nl_longjmp.exec:depth nl_longjmp.trv:calls nl_longjmp.trv:self nl_longjmp.trv:depth
+EXACT="nl_longjmp.oobt:probes nl_longjmp.exec:probes nl_longjmp.trv:probes nl_longjmp-pie.oobt:probes nl_longjmp-pie.exec:probes nl_longjmp-pie.trv:probes
+nl_longjmp.oobt:calls nl_longjmp.oobt:self nl_longjmp.oobt:depth nl_longjmp.exec:calls nl_longjmp.exec:self nl_longjmp.exec:depth nl_longjmp.trv:calls nl_longjmp.trv:self nl_longjmp.trv:depth
 nl_longjmp-pie.oobt:calls nl_longjmp-pie.oobt:self nl_longjmp-pie.oobt:depth nl_longjmp-pie.exec:calls nl_longjmp-pie.exec:self nl_longjmp-pie.exec:depth nl_longjmp-pie.trv:calls nl_longjmp-pie.trv:self nl_longjmp-pie.trv:depth
 nl_signal.oobt:calls nl_signal.oobt:self nl_signal.exec:calls nl_signal.trv:calls nl_signal.trv:self
 nl_signal-pie.oobt:calls nl_signal-pie.oobt:self nl_signal-pie.exec:calls nl_signal-pie.trv:calls nl_signal-pie.trv:self

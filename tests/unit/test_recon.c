@@ -30,14 +30,14 @@ struct rec {
 
 struct row {
 	const char *name;
-	struct rec recs[16];
+	struct rec recs[24];
 	const char *events;  /* sideband events (JSON Lines), or NULL */
 	const char *want[8]; /* folded stacks, sorted */
 	int kernel;	     /* give recon-kernel.S's ELF too */
 	int pconly;	     /* the trace has pcs only (no instruction bits) */
-	uint64_t tp[16];     /* registers: a write of tp (x4) by the record, 0: none */
+	uint64_t tp[24];     /* registers: a write of tp (x4) by the record, 0: none */
 	uint64_t calls, returns, tail_calls, repairs_unwind, returns_above, swaps, traps,
-	    trap_returns, switch_new_tasks, switch_resumes;
+	    trap_returns, switch_new_tasks, switch_resumes, longjmps, ambiguous;
 	uint64_t switches; /* the profile's count of context switches */
 };
 
@@ -68,6 +68,80 @@ static const struct row rows[] = {
      {"k 2", "k;deep 1", "k;deep;deeper 2"},
      .calls = 2,
      .returns = 1,
+     .repairs_unwind = 1},
+    {"longjmp to a setjmp frame that is not the innermost of its function",
+     {{"jr", 0, 0},
+      {"jr", 4, 0},
+      {"_setjmp", 0, 0},
+      {"_setjmp", 4, 0},
+      {"jr", 8, 0},
+      {"jr", 12, 0},
+      {"jr", 16, 0},
+      {"jr", 0, 0},
+      {"jr", 12, 0},
+      {"jr", 16, 0},
+      {"jr", 0, 0},
+      {"jr", 12, 0},
+      {"jr", 20, 0},
+      {"__longjmp", 0, 0},
+      {"__longjmp", 4, 0},
+      {"jr", 8, 0},
+      {"jr", 24, 0}},
+     NULL,
+     /* only the outermost jr called setjmp: __longjmp's ret to its return
+      * site pops the two jr frames above it, not to the innermost jr */
+     {"jr 7", "jr;_setjmp 2", "jr;jr 3", "jr;jr;jr 3", "jr;jr;jr;__longjmp 2"},
+     .calls = 4,
+     .returns = 2,
+     .longjmps = 1},
+    {"longjmp to a site two live frames took setjmp at",
+     {{"jr", 0, 0},
+      {"jr", 4, 0},
+      {"_setjmp", 0, 0},
+      {"_setjmp", 4, 0},
+      {"jr", 8, 0},
+      {"jr", 12, 0},
+      {"jr", 16, 0},
+      {"jr", 0, 0},
+      {"jr", 4, 0},
+      {"_setjmp", 0, 0},
+      {"_setjmp", 4, 0},
+      {"jr", 8, 0},
+      {"jr", 12, 0},
+      {"jr", 20, 0},
+      {"__longjmp", 0, 0},
+      {"__longjmp", 4, 0},
+      {"jr", 8, 0},
+      {"jr", 24, 0}},
+     NULL,
+     /* both jr frames called setjmp at jr+4: a pc-only trace cannot tell
+      * whose jmp_buf __longjmp used; the innermost is taken and counted */
+     {"jr 5", "jr;_setjmp 2", "jr;jr 7", "jr;jr;__longjmp 2", "jr;jr;_setjmp 2"},
+     .calls = 4,
+     .returns = 3,
+     .longjmps = 1,
+     .ambiguous = 1},
+    {"a setjmp site dies with the frame that called setjmp",
+     {{"jr", 0, 0},
+      {"jr", 12, 0},
+      {"jr", 16, 0},
+      {"jr", 0, 0},
+      {"jr", 4, 0},
+      {"_setjmp", 0, 0},
+      {"_setjmp", 4, 0},
+      {"jr", 8, 0},
+      {"jr", 24, 0},
+      {"jr", 20, 0},
+      {"__longjmp", 0, 0},
+      {"__longjmp", 4, 0},
+      {"jr", 8, 0}},
+     NULL,
+     /* the inner jr took setjmp and returned; __longjmp, pushed where that
+      * jr was, inherits nothing: its ret to the dead site is the old
+      * repair (the innermost frame of jr) */
+     {"jr 5", "jr;__longjmp 2", "jr;jr 4", "jr;jr;_setjmp 2"},
+     .calls = 3,
+     .returns = 3,
      .repairs_unwind = 1},
     {"a return above where the trace started",
      {{"f", 0, 0}, {"f", 4, 0}, {"main", 8, 0}},
@@ -205,10 +279,10 @@ static void run_row(void)
 	struct sym_binary *bins[2] = {NULL, NULL};
 	for (size_t k = 0; k < ne; k++)
 		bins[k] = e[k].path ? sym_binary_open(e[k].path, &err) : NULL;
-	uint64_t pc[16];
-	uint32_t insn[16];
+	uint64_t pc[24];
+	uint32_t insn[24];
 	uint32_t n = 0;
-	for (; n < 16 && (w->recs[n].fn || w->recs[n].off); n++) {
+	for (; n < 24 && (w->recs[n].fn || w->recs[n].off); n++) {
 		const struct rec *c = &w->recs[n];
 		uint64_t at = c->fn ? func_at(bins, ne, c->fn) : 0;
 		pc[n] = at + c->off;
@@ -218,7 +292,7 @@ static void run_row(void)
 	}
 	for (size_t k = 0; k < ne; k++)
 		sym_binary_free(bins[k]);
-	CHECK(n <= 16);
+	CHECK(n <= 24);
 	const char *evp = NULL;
 	if (w->events) {
 		evp = oobtest_out("recon", "events.jsonl");
@@ -230,7 +304,7 @@ static void run_row(void)
 	struct recon_opts o = {.elfs = e, .nelfs = ne, .events_path = evp};
 	struct recon *r = recon_new(&o, &err);
 	CHECK(r);
-	struct trace_extra x[16];
+	struct trace_extra x[24];
 	uint32_t nx = 0;
 	for (uint32_t k = 0; k < n; k++)
 		if (w->tp[k])
@@ -280,6 +354,8 @@ static void run_row(void)
 	CHECK_EQ(s.trap_returns, w->trap_returns);
 	CHECK_EQ(s.switch_new_tasks, w->switch_new_tasks);
 	CHECK_EQ(s.switch_resumes, w->switch_resumes);
+	CHECK_EQ(s.longjmps, w->longjmps);
+	CHECK_EQ(s.repairs_ambiguous, w->ambiguous);
 	CHECK_EQ(switches, w->switches);
 }
 
