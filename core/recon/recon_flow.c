@@ -99,6 +99,8 @@ static void ret(struct recon *r, struct tracker_hart *h, struct code_block *nb, 
 	} else if (recon_longjmp_land(r, h, nb->start)) {
 		if (nb->func != FRAME_NONE && nb->func != stack_top(h->stk)->frame)
 			recon_jump(r, h, nb, nb, i);
+	} else if (recon_sigreturn_enter(r, h, nb)) {
+		/* a signal handler returned into the sigreturn trampoline */
 	} else if (nb->func != FRAME_NONE && (at = stack_find_frame(h->stk, nb->func)) >= 0 &&
 		   (uint32_t)at < h->stk->n - 1) {
 		r->run.st.repairs_unwind++;
@@ -184,6 +186,12 @@ static void trap(struct recon *r, struct tracker_hart *h, struct code_block *nb,
 	recon_push(r, h, frame_named(&r->run.frames, PROFILE_FRAME_MARKER, traced ? traced : name),
 		   pending_ret, pending, 1);
 	recon_push(r, h, code_frame_at(nb), STACK_RET_NONE, 0, 1);
+}
+
+void recon_trap(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i,
+		const char *name, uint32_t pending, uint64_t pending_ret)
+{
+	trap(r, h, nb, i, name, pending, pending_ret);
 }
 
 /* The hart returns to nb from a trap handler (or, in pc-only traces, turns
@@ -411,6 +419,8 @@ struct code_block *recon_transition(struct recon *r, struct tracker_hart *h, str
 				    struct code_block *nb, uint32_t i)
 {
 	uint64_t npc = nb->start;
+	if (recon_sigreturn_done(r, h, nb, i))
+		return nb;
 	switch (blk->end) {
 	case CODE_END_NOCODE:
 		r->run.st.unknown_pcs++;

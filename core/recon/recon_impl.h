@@ -57,12 +57,15 @@ struct recon {
 	uint8_t *fkind;
 	size_t nfkind;
 	struct recon_nlbin *nlbins;
+	uint32_t sigret_frame; /* [sigreturn] */
 };
 
 /* What entering a function says beyond a call (recon_nonlocal.c). */
 enum recon_fn_kind {
 	RECON_FN_PLAIN = 0,
-	RECON_FN_SETJMP, /* setjmp, _setjmp, sigsetjmp, __sigsetjmp */
+	RECON_FN_SETJMP,    /* setjmp, _setjmp, sigsetjmp, __sigsetjmp */
+	RECON_FN_SIGRETURN, /* a sigreturn trampoline: __restore_rt, __vdso_rt_sigreturn,
+			       and [sigreturn] (code of no ELF a handler returned to) */
 };
 
 /* The code space of pc for the task running on h. */
@@ -127,7 +130,18 @@ void recon_nonlocal_entered(struct recon *r, struct tracker_hart *h, uint8_t kin
  * live setjmp call, pop to the frame that made it (1), else 0. */
 int recon_longjmp_land(struct recon *r, struct tracker_hart *h, uint64_t t);
 
+/* A return to nb that no frame expects, by a signal handler: if nb is a
+ * sigreturn trampoline, the handler's frame gives way to it (1), else 0. */
+int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_block *nb);
+/* Control leaves a sigreturn trampoline for nb: the signal returns (1), else 0. */
+int recon_sigreturn_done(struct recon *r, struct tracker_hart *h, struct code_block *nb,
+			 uint32_t i);
+
 /* recon_flow.c */
+/* Takes a trap at record i into nb: a marker named name (unless the trace
+ * names the cause) that keeps pending and pending_ret, then nb's frame. */
+void recon_trap(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i,
+		const char *name, uint32_t pending, uint64_t pending_ret);
 /* Control reached nb by a jump or a fall-through from block from. */
 void recon_jump(struct recon *r, struct tracker_hart *h, const struct code_block *from,
 		struct code_block *nb, uint32_t i);

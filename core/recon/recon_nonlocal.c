@@ -22,10 +22,9 @@ static const struct {
 	const char *name;
 	uint8_t kind;
 } names[] = {
-    {"_setjmp", RECON_FN_SETJMP},
-    {"setjmp", RECON_FN_SETJMP},
-    {"__sigsetjmp", RECON_FN_SETJMP},
-    {"sigsetjmp", RECON_FN_SETJMP},
+    {"_setjmp", RECON_FN_SETJMP},	  {"setjmp", RECON_FN_SETJMP},
+    {"__sigsetjmp", RECON_FN_SETJMP},	  {"sigsetjmp", RECON_FN_SETJMP},
+    {"__restore_rt", RECON_FN_SIGRETURN}, {"__vdso_rt_sigreturn", RECON_FN_SIGRETURN},
 };
 
 #define NNAMES (sizeof(names) / sizeof(names[0]))
@@ -44,6 +43,17 @@ void recon_nonlocal_init(struct recon *r)
 		for (size_t j = 0; j < NNAMES; j++)
 			r->nlbins[k].entry[j] = sym_binary_find_func(r->run.bins[k], names[j].name);
 	}
+	r->sigret_frame = FRAME_NONE; /* interned when first needed: frame ids stay as they were */
+}
+
+static uint32_t sigret_frame(struct recon *r)
+{
+	if (r->sigret_frame == FRAME_NONE) {
+		r->sigret_frame = frame_named(&r->run.frames, PROFILE_FRAME_MARKER, "[sigreturn]");
+		recon_fn_kind_slow(r, r->sigret_frame);
+		r->fkind[r->sigret_frame] = RECON_FN_SIGRETURN;
+	}
+	return r->sigret_frame;
 }
 
 void recon_nonlocal_free(struct recon *r)
@@ -109,5 +119,62 @@ int recon_longjmp_land(struct recon *r, struct tracker_hart *h, uint64_t t)
 	if (found > 1) /* a setjmp at this site in several live frames */
 		r->run.st.repairs_ambiguous++;
 	recon_pop_to(r, h, (uint32_t)at + 1);
+	return 1;
+}
+
+/*
+ * Signals in user-mode traces: the handler is entered by a trap (the ecall
+ * that raised it, or whatever instruction the signal interrupted), so its
+ * frame is the bottom of a segment above a trap marker, with no return
+ * address. It returns into the sigreturn trampoline (QEMU user mode's page
+ * in no ELF, the vDSO's __vdso_rt_sigreturn, libc's __restore_rt), whose
+ * ecall is rt_sigreturn: control goes back to where the signal came, which
+ * is the trap return of that marker.
+ */
+int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_block *nb)
+{
+	struct stack *s = h->stk;
+	uint32_t base = stack_segment_base(s);
+	if (base == 0 || s->n - 1 != base || s->v[base - 1].marker == IDS_MARK_ROOT || nb->kernel)
+		return 0;
+	int tramp =
+	    nb->func == FRAME_NONE ? !nb->map : recon_fn_kind(r, nb->func) == RECON_FN_SIGRETURN;
+	if (!tramp)
+		return 0;
+	uint64_t handler = r->run.frames.v[s->v[base].frame].addr;
+	recon_pop_to(r, h, base);
+	recon_push(r, h, nb->func == FRAME_NONE ? sigret_frame(r) : nb->func, STACK_RET_NONE, 0, 1);
+	stack_top(s)->jmp = handler; /* a trampoline's jmp: the entry of its handler */
+	return 1;
+}
+
+/* After rt_sigreturn, control lands where the signal came (the marker's
+ * return point, or the instruction after it) unless another signal is
+ * delivered at once: the handler's entry again, or another function's
+ * entry away from that point. */
+static int redelivered(const struct stack_entry *m, const struct code_block *nb, uint64_t handler)
+{
+	if (m->marker != IDS_MARK_TRAP || nb->func == FRAME_NONE || nb->start != nb->entry)
+		return 0;
+	return nb->start == handler || (m->ret && (nb->start <= m->ret || nb->start > m->ret + 4));
+}
+
+int recon_sigreturn_done(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i)
+{
+	const struct stack_entry *top = stack_top(h->stk);
+	if (recon_fn_kind(r, top->frame) != RECON_FN_SIGRETURN || nb->kernel ||
+	    nb->func == top->frame || (nb->func == FRAME_NONE && !nb->map) || priv_rises(r, h, i))
+		return 0;
+	int64_t m = stack_last_marker(h->stk);
+	recon_flush(r, h, i);
+	r->run.st.events++;
+	r->run.st.trap_returns++;
+	if (m >= 0 && redelivered(&h->stk->v[m], nb, top->jmp)) {
+		uint64_t rp = h->stk->v[m].ret;
+		recon_pop_to(r, h, (uint32_t)m);
+		recon_trap(r, h, nb, i, "[trap]", IDS_MARK_TRAP, rp);
+		return 1;
+	}
+	recon_resume(r, h, nb, i);
 	return 1;
 }

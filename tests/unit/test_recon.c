@@ -17,9 +17,12 @@
 #include "recon/recon.h"
 #include "sym/sym.h"
 
-#define KVEC 0xffffffff80000000ull /* a trap handler in no ELF */
-#define NOP  0x00000013u
-#define SRET 0x10200073u
+#define KVEC	  0xffffffff80000000ull /* a trap handler in no ELF */
+#define NOP	  0x00000013u
+#define SRET	  0x10200073u
+#define TRAMP	  0x4000801000ull /* QEMU user mode's sigreturn trampoline: in no ELF */
+#define LI_A7_139 0x08b00893u	  /* li a7, 139 (rt_sigreturn) */
+#define ECALL	  0x00000073u
 
 /* One record: function and offset, or an absolute pc (fn NULL) with bits. */
 struct rec {
@@ -143,6 +146,59 @@ static const struct row rows[] = {
      .calls = 3,
      .returns = 3,
      .repairs_unwind = 1},
+    {"a signal handler returns through the sigreturn trampoline",
+     {{"sigmain", 0, 0},
+      {"sigmain", 4, 0},
+      {"handler", 0, 0},
+      {"handler", 4, 0},
+      {NULL, TRAMP, LI_A7_139},
+      {NULL, TRAMP + 4, ECALL},
+      {"sigmain", 8, 0},
+      {"sigmain", 12, 0}},
+     NULL,
+     /* the handler's ret into code of no ELF gives way to [sigreturn]; its
+      * ecall (rt_sigreturn) returns from the trap: nothing nests */
+     {"sigmain 4", "sigmain;[trap: ecall];[sigreturn] 2", "sigmain;[trap: ecall];handler 2"},
+     .returns = 1,
+     .traps = 1,
+     .trap_returns = 1},
+    {"the sigreturn trampoline, pcs only",
+     {{"sigmain", 0, 0},
+      {"sigmain", 4, 0},
+      {"handler", 0, 0},
+      {"handler", 4, 0},
+      {NULL, TRAMP, 0},
+      {NULL, TRAMP + 4, 0},
+      {"sigmain", 8, 0},
+      {"sigmain", 12, 0}},
+     NULL,
+     /* the same without bits for the trampoline (TracerV, -d exec logs) */
+     {"sigmain 4", "sigmain;[trap: ecall];[sigreturn] 2", "sigmain;[trap: ecall];handler 2"},
+     .pconly = 1,
+     .returns = 1,
+     .traps = 1,
+     .trap_returns = 1},
+    {"a signal delivered again as the handler returns",
+     {{"sigmain", 0, 0},
+      {"sigmain", 4, 0},
+      {"handler", 0, 0},
+      {"handler", 4, 0},
+      {NULL, TRAMP, LI_A7_139},
+      {NULL, TRAMP + 4, ECALL},
+      {"handler", 0, 0},
+      {"handler", 4, 0},
+      {NULL, TRAMP, LI_A7_139},
+      {NULL, TRAMP + 4, ECALL},
+      {"sigmain", 8, 0},
+      {"sigmain", 12, 0}},
+     NULL,
+     /* rt_sigreturn lands on the handler's entry, not after the ecall: the
+      * first delivery ends and a second one starts where it came from */
+     {"sigmain 4", "sigmain;[trap: ecall];[sigreturn] 2", "sigmain;[trap: ecall];handler 2",
+      "sigmain;[trap];[sigreturn] 2", "sigmain;[trap];handler 2"},
+     .returns = 2,
+     .traps = 2,
+     .trap_returns = 2},
     {"a return above where the trace started",
      {{"f", 0, 0}, {"f", 4, 0}, {"main", 8, 0}},
      NULL,
