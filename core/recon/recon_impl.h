@@ -63,9 +63,12 @@ struct recon {
 /* What entering a function says beyond a call (recon_nonlocal.c). */
 enum recon_fn_kind {
 	RECON_FN_PLAIN = 0,
-	RECON_FN_SETJMP,    /* setjmp, _setjmp, sigsetjmp, __sigsetjmp */
-	RECON_FN_SIGRETURN, /* a sigreturn trampoline: __restore_rt, __vdso_rt_sigreturn,
-			       and [sigreturn] (code of no ELF a handler returned to) */
+	RECON_FN_SETJMP,	/* setjmp, _setjmp, sigsetjmp, __sigsetjmp */
+	RECON_FN_SIGRETURN,	/* a sigreturn trampoline: __restore_rt, __vdso_rt_sigreturn,
+				   and [sigreturn] (code of no ELF a handler returned to) */
+	RECON_FN_CANCEL_DONE,	/* __pthread_unwind_next, __pthread_unregister_cancel: the
+				   caller's cleanup buffer (its setjmp) is used up */
+	RECON_FN_FORCED_UNWIND, /* _Unwind_ForcedUnwind: lands at the innermost cleanup */
 };
 
 /* The code space of pc for the task running on h. */

@@ -18,14 +18,25 @@
 #define KIND_UNSEEN 0xff
 
 /* Every name a kind goes by (aliases share an address; one is enough). */
+/* clang-format off */
 static const struct {
 	const char *name;
 	uint8_t kind;
 } names[] = {
-    {"_setjmp", RECON_FN_SETJMP},	  {"setjmp", RECON_FN_SETJMP},
-    {"__sigsetjmp", RECON_FN_SETJMP},	  {"sigsetjmp", RECON_FN_SETJMP},
-    {"__restore_rt", RECON_FN_SIGRETURN}, {"__vdso_rt_sigreturn", RECON_FN_SIGRETURN},
+	{"_setjmp", RECON_FN_SETJMP},
+	{"setjmp", RECON_FN_SETJMP},
+	{"__sigsetjmp", RECON_FN_SETJMP},
+	{"sigsetjmp", RECON_FN_SETJMP},
+	{"__restore_rt", RECON_FN_SIGRETURN},
+	{"__vdso_rt_sigreturn", RECON_FN_SIGRETURN},
+	/* static glibc names them with three underscores */
+	{"__pthread_unwind_next", RECON_FN_CANCEL_DONE},
+	{"___pthread_unwind_next", RECON_FN_CANCEL_DONE},
+	{"__pthread_unregister_cancel", RECON_FN_CANCEL_DONE},
+	{"___pthread_unregister_cancel", RECON_FN_CANCEL_DONE},
+	{"_Unwind_ForcedUnwind", RECON_FN_FORCED_UNWIND},
 };
+/* clang-format on */
 
 #define NNAMES (sizeof(names) / sizeof(names[0]))
 
@@ -99,9 +110,23 @@ uint8_t recon_fn_kind_slow(struct recon *r, uint32_t f)
 void recon_nonlocal_entered(struct recon *r, struct tracker_hart *h, uint8_t kind)
 {
 	struct stack *s = h->stk;
-	if (kind == RECON_FN_SETJMP && s->n >= 2 && !s->v[s->n - 2].marker &&
-	    stack_top(s)->ret != STACK_RET_NONE)
+	if (s->n < 2 || s->v[s->n - 2].marker)
+		return;
+	if (kind == RECON_FN_SETJMP && stack_top(s)->ret != STACK_RET_NONE)
 		s->v[s->n - 2].jmp = stack_top(s)->ret; /* the caller's setjmp site */
+	else if (kind == RECON_FN_CANCEL_DONE)
+		s->v[s->n - 2].jmp = 0;
+}
+
+/* 1 if a forced unwind runs above entry at: pthread_exit's unwinder
+ * longjmps to the cleanup buffer registered last (glibc keeps them LIFO,
+ * and used or unregistered ones are dropped), the innermost live site. */
+static int forced_unwind_above(struct recon *r, const struct stack *s, int64_t at)
+{
+	for (int64_t k = (int64_t)s->n - 1; k > at; k--)
+		if (!s->v[k].marker && recon_fn_kind(r, s->v[k].frame) == RECON_FN_FORCED_UNWIND)
+			return 1;
+	return 0;
 }
 
 int recon_longjmp_land(struct recon *r, struct tracker_hart *h, uint64_t t)
@@ -116,7 +141,7 @@ int recon_longjmp_land(struct recon *r, struct tracker_hart *h, uint64_t t)
 	if (!found)
 		return 0;
 	r->run.st.longjmps++;
-	if (found > 1) /* a setjmp at this site in several live frames */
+	if (found > 1 && !forced_unwind_above(r, s, at)) /* several live frames at this site */
 		r->run.st.repairs_ambiguous++;
 	recon_pop_to(r, h, (uint32_t)at + 1);
 	return 1;
