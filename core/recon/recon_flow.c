@@ -84,8 +84,12 @@ static void ret(struct recon *r, struct tracker_hart *h, struct code_block *nb, 
 	if (r->trk && r->trk->ops->on_return)
 		r->trk->ops->on_return(r->trk, h, nb->start, i);
 	uint32_t base = stack_segment_base(h->stk);
-	int64_t at = stack_find_ret(h->stk, nb->start);
-	if (at >= 0) {
+	/* The unwinder's return to a landing pad first: a pad can start at a
+	 * return address (after a call to __cxa_throw, which never returns). */
+	int64_t at = recon_eh_land(r, h, nb) ? -2 : stack_find_ret(h->stk, nb->start);
+	if (at == -2) {
+		/* a C++ landing pad, in the frame the unwinder walked to */
+	} else if (at >= 0) {
 		if ((uint32_t)at != h->stk->n - 1)
 			r->run.st.repairs_unwind++;
 		else if (r->trk && r->trk->ops->on_exit_frame)

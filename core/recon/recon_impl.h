@@ -69,6 +69,9 @@ enum recon_fn_kind {
 	RECON_FN_CANCEL_DONE,	/* __pthread_unwind_next, __pthread_unregister_cancel: the
 				   caller's cleanup buffer (its setjmp) is used up */
 	RECON_FN_FORCED_UNWIND, /* _Unwind_ForcedUnwind: lands at the innermost cleanup */
+	RECON_FN_RAISE,		/* _Unwind_RaiseException, _Unwind_Resume: a landing pad
+				   follows their phase 2 */
+	RECON_FN_FIND_FDE,	/* _Unwind_Find_FDE: one call per frame the unwinder walks */
 };
 
 /* The code space of pc for the task running on h. */
@@ -133,6 +136,9 @@ void recon_nonlocal_entered(struct recon *r, struct tracker_hart *h, uint8_t kin
  * live setjmp call, pop to the frame that made it (1), else 0. */
 int recon_longjmp_land(struct recon *r, struct tracker_hart *h, uint64_t t);
 
+/* A return to nb that no frame expects, from the unwinder: if its phase 2
+ * walked to a frame of nb's function, pop to that frame (1), else 0. */
+int recon_eh_land(struct recon *r, struct tracker_hart *h, struct code_block *nb);
 /* A return to nb that no frame expects, by a signal handler: if nb is a
  * sigreturn trampoline, the handler's frame gives way to it (1), else 0. */
 int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_block *nb);

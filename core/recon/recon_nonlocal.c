@@ -35,6 +35,9 @@ static const struct {
 	{"__pthread_unregister_cancel", RECON_FN_CANCEL_DONE},
 	{"___pthread_unregister_cancel", RECON_FN_CANCEL_DONE},
 	{"_Unwind_ForcedUnwind", RECON_FN_FORCED_UNWIND},
+	{"_Unwind_RaiseException", RECON_FN_RAISE},
+	{"_Unwind_Resume", RECON_FN_RAISE},
+	{"_Unwind_Find_FDE", RECON_FN_FIND_FDE},
 };
 /* clang-format on */
 
@@ -107,6 +110,33 @@ uint8_t recon_fn_kind_slow(struct recon *r, uint32_t f)
 	return r->fkind[f];
 }
 
+/*
+ * C++ exceptions: _Unwind_RaiseException (and _Unwind_Resume after a
+ * cleanup) walks the frames from its caller down, once per phase, with
+ * uw_frame_state_for, which calls _Unwind_Find_FDE once per frame. Phase 1
+ * is inlined in _Unwind_RaiseException (Find_FDE two entries above it);
+ * uw_init_context_1 (one frame: the unwinder's own) and phase 2
+ * (_Unwind_RaiseException_Phase2) are calls of their own (Find_FDE three
+ * entries above). Neither has a name in a stripped libgcc_s, so phase 2 is
+ * the last callee of the unwinder to walk frames: the count restarts
+ * whenever that callee changes. The unwinder's jmp keeps that callee's
+ * frame id + 1 (the unwinder never calls setjmp).
+ */
+static void count_walk(struct recon *r, struct stack *s)
+{
+	if (s->n < 4)
+		return;
+	struct stack_entry *u = &s->v[s->n - 4];
+	uint64_t callee = (uint64_t)s->v[s->n - 3].frame + 1;
+	if (u->marker || recon_fn_kind(r, u->frame) != RECON_FN_RAISE)
+		return;
+	if (u->jmp != callee) {
+		u->jmp = callee;
+		u->walked = 0;
+	}
+	u->walked++;
+}
+
 void recon_nonlocal_entered(struct recon *r, struct tracker_hart *h, uint8_t kind)
 {
 	struct stack *s = h->stk;
@@ -116,6 +146,33 @@ void recon_nonlocal_entered(struct recon *r, struct tracker_hart *h, uint8_t kin
 		s->v[s->n - 2].jmp = stack_top(s)->ret; /* the caller's setjmp site */
 	else if (kind == RECON_FN_CANCEL_DONE)
 		s->v[s->n - 2].jmp = 0;
+	else if (kind == RECON_FN_FIND_FDE)
+		count_walk(r, s);
+}
+
+/*
+ * The landing: phase 2 stops at the frame whose landing pad it installs,
+ * and the unwinder's epilogue "returns" to that pad. The k-th frame walked
+ * is the k-th entry below the unwinder's.
+ */
+int recon_eh_land(struct recon *r, struct tracker_hart *h, struct code_block *nb)
+{
+	struct stack *s = h->stk;
+	const struct stack_entry *top = stack_top(s);
+	if (!top->walked || recon_fn_kind(r, top->frame) != RECON_FN_RAISE ||
+	    nb->func == FRAME_NONE)
+		return 0;
+	uint32_t f = s->n - 1;
+	if (top->walked > f || s->v[f - top->walked].frame != nb->func ||
+	    stack_segment_base(s) > f - top->walked) {
+		/* the count names no frame of the pad's function: the rules for
+		 * returns decide, and the landing is counted */
+		r->run.st.repairs_ambiguous++;
+		return 0;
+	}
+	r->run.st.eh_landings++;
+	recon_pop_to(r, h, f - top->walked + 1);
+	return 1;
 }
 
 /* 1 if a forced unwind runs above entry at: pthread_exit's unwinder

@@ -37,7 +37,9 @@ nl_except-pie.oobt:calls nl_except-pie.oobt:self nl_except-pie.exec:calls nl_exc
 nl_thread.oobt:calls nl_thread.oobt:self nl_thread.exec:calls nl_thread.exec:self nl_thread.trv:calls nl_thread.trv:self
 nl_thread-pie.oobt:calls nl_thread-pie.oobt:self nl_thread-pie.exec:calls nl_thread-pie.exec:self nl_thread-pie.trv:calls nl_thread-pie.trv:self
 nl_thread.oobt:depth nl_thread.exec:depth nl_thread.trv:depth nl_thread-pie.oobt:depth nl_thread-pie.exec:depth nl_thread-pie.trv:depth
-nl_thread.oobt:probes nl_thread.exec:probes nl_thread.trv:probes nl_thread-pie.oobt:probes nl_thread-pie.exec:probes nl_thread-pie.trv:probes"
+nl_thread.oobt:probes nl_thread.exec:probes nl_thread.trv:probes nl_thread-pie.oobt:probes nl_thread-pie.exec:probes nl_thread-pie.trv:probes
+nl_except.oobt:probes nl_except.oobt:depth nl_except.exec:probes nl_except.exec:depth nl_except.trv:probes nl_except.trv:depth
+nl_except-pie.oobt:probes nl_except-pie.oobt:depth nl_except-pie.exec:probes nl_except-pie.exec:depth nl_except-pie.trv:probes nl_except-pie.trv:depth"
 
 PROGRAMS="nl_longjmp nl_longjmp-pie nl_signal nl_signal-pie nl_except nl_except-pie nl_thread nl_thread-pie"
 

@@ -40,7 +40,7 @@ struct row {
 	int pconly;	     /* the trace has pcs only (no instruction bits) */
 	uint64_t tp[24];     /* registers: a write of tp (x4) by the record, 0: none */
 	uint64_t calls, returns, tail_calls, repairs_unwind, returns_above, swaps, traps,
-	    trap_returns, switch_new_tasks, switch_resumes, longjmps, ambiguous;
+	    trap_returns, switch_new_tasks, switch_resumes, longjmps, ambiguous, eh_landings;
 	uint64_t switches; /* the profile's count of context switches */
 };
 
@@ -235,6 +235,38 @@ static const struct row rows[] = {
      .returns = 4,
      .tail_calls = 1,
      .longjmps = 2},
+    {"a C++ exception lands in the frame phase 2 walked to",
+     {{"ex", 0, 0},
+      {"ex", 4, 0},
+      {"ex", 0, 0},
+      {"ex", 4, 0},
+      {"ex", 0, 0},
+      {"ex", 8, 0},
+      {"_Unwind_RaiseException", 0, 0},
+      {"p2", 0, 0},
+      {"uwfs", 0, 0},
+      {"_Unwind_Find_FDE", 0, 0},
+      {"_Unwind_Find_FDE", 4, 0},
+      {"uwfs", 4, 0},
+      {"p2", 4, 0},
+      {"uwfs", 0, 0},
+      {"_Unwind_Find_FDE", 0, 0},
+      {"_Unwind_Find_FDE", 4, 0},
+      {"uwfs", 4, 0},
+      {"p2", 8, 0},
+      {"_Unwind_RaiseException", 4, 0},
+      {"ex", 12, 0},
+      {"ex", 16, 0}},
+     NULL,
+     /* phase 2 walked two frames (the throwing ex, then its caller): the
+      * pad at ex+12 is the middle ex's, although the innermost frame's
+      * call to the unwinder returns there too */
+     {"ex 2", "ex;ex 4", "ex;ex;ex 2", "ex;ex;ex;_Unwind_RaiseException 2",
+      "ex;ex;ex;_Unwind_RaiseException;p2 3", "ex;ex;ex;_Unwind_RaiseException;p2;uwfs 4",
+      "ex;ex;ex;_Unwind_RaiseException;p2;uwfs;_Unwind_Find_FDE 4"},
+     .calls = 8,
+     .returns = 6,
+     .eh_landings = 1},
     {"a return above where the trace started",
      {{"f", 0, 0}, {"f", 4, 0}, {"main", 8, 0}},
      NULL,
@@ -448,6 +480,7 @@ static void run_row(void)
 	CHECK_EQ(s.switch_resumes, w->switch_resumes);
 	CHECK_EQ(s.longjmps, w->longjmps);
 	CHECK_EQ(s.repairs_ambiguous, w->ambiguous);
+	CHECK_EQ(s.eh_landings, w->eh_landings);
 	CHECK_EQ(switches, w->switches);
 }
 
