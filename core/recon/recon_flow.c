@@ -86,7 +86,9 @@ static void ret(struct recon *r, struct tracker_hart *h, struct code_block *nb, 
 	uint32_t base = stack_segment_base(h->stk);
 	/* The unwinder's return to a landing pad first: a pad can start at a
 	 * return address (after a call to __cxa_throw, which never returns). */
-	int64_t at = recon_eh_land(r, h, nb) ? -2 : stack_find_ret(h->stk, nb->start);
+	int64_t at = stack_top(h->stk)->walked && recon_eh_land(r, h, nb)
+			 ? -2
+			 : stack_find_ret(h->stk, nb->start);
 	if (at == -2) {
 		/* a C++ landing pad, in the frame the unwinder walked to */
 	} else if (at >= 0) {
@@ -423,7 +425,7 @@ struct code_block *recon_transition(struct recon *r, struct tracker_hart *h, str
 				    struct code_block *nb, uint32_t i)
 {
 	uint64_t npc = nb->start;
-	if (recon_sigreturn_done(r, h, nb, i))
+	if (r->sigret_pushed && recon_sigreturn_done(r, h, nb, i))
 		return nb;
 	switch (blk->end) {
 	case CODE_END_NOCODE:

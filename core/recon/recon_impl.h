@@ -58,6 +58,7 @@ struct recon {
 	size_t nfkind;
 	struct recon_nlbin *nlbins;
 	uint32_t sigret_frame; /* [sigreturn] */
+	int sigret_pushed;     /* a trampoline frame was pushed: block ends check for it */
 };
 
 /* What entering a function says beyond a call (recon_nonlocal.c). */

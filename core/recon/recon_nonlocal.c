@@ -224,6 +224,7 @@ int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_b
 	if (!tramp)
 		return 0;
 	uint64_t handler = r->run.frames.v[s->v[base].frame].addr;
+	r->sigret_pushed = 1;
 	recon_pop_to(r, h, base);
 	recon_push(r, h, nb->func == FRAME_NONE ? sigret_frame(r) : nb->func, STACK_RET_NONE, 0, 1);
 	stack_top(s)->jmp = handler; /* a trampoline's jmp: the entry of its handler */
