@@ -206,18 +206,20 @@ int recon_longjmp_land(struct recon *r, struct tracker_hart *h, uint64_t t)
 
 /*
  * Signals in user-mode traces: the handler is entered by a trap (the ecall
- * that raised it, or whatever instruction the signal interrupted), so its
- * frame is the bottom of a segment above a trap marker, with no return
+ * that raised it, or whatever instruction the signal interrupted), so it
+ * runs in a segment above a trap marker, at its bottom, with no return
  * address. It returns into the sigreturn trampoline (QEMU user mode's page
  * in no ELF, the vDSO's __vdso_rt_sigreturn, libc's __restore_rt), whose
  * ecall is rt_sigreturn: control goes back to where the signal came, which
- * is the trap return of that marker.
+ * is the trap return of that marker. Whatever the segment holds when the
+ * trampoline is reached (frames not seen returning: Go's handler switches
+ * stacks) is over.
  */
 int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_block *nb)
 {
 	struct stack *s = h->stk;
 	uint32_t base = stack_segment_base(s);
-	if (base == 0 || s->n - 1 != base || s->v[base - 1].marker == IDS_MARK_ROOT || nb->kernel)
+	if (base == 0 || s->v[base - 1].marker == IDS_MARK_ROOT || nb->kernel)
 		return 0;
 	int tramp =
 	    nb->func == FRAME_NONE ? !nb->map : recon_fn_kind(r, nb->func) == RECON_FN_SIGRETURN;
