@@ -18,6 +18,10 @@ struct stack_entry {
 	uint32_t node;	 /* calling-context-tree node of this entry */
 	uint64_t ret;	 /* address the caller expects back, or STACK_RET_NONE */
 	uint32_t marker; /* 0: a frame; else a marker (enum ids_mark, tasks/ids.h) */
+	uint32_t walked; /* the unwinder's frames (_Unwind_RaiseException, _Unwind_Resume):
+			    frames its phase 2 walked so far */
+	uint64_t jmp;	 /* return site of the last setjmp call this frame made, 0: none
+			    (a longjmp lands there while the frame lives) */
 };
 
 struct stack {
@@ -35,7 +39,7 @@ static inline void stack_push(struct stack *s, uint32_t frame, uint32_t node, ui
 {
 	if (s->n == s->cap)
 		stack_grow(s);
-	s->v[s->n++] = (struct stack_entry){frame, node, ret, marker};
+	s->v[s->n++] = (struct stack_entry){frame, node, ret, marker, 0, 0};
 	if (marker)
 		s->base = s->n;
 }

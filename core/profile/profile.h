@@ -58,6 +58,9 @@ struct profile_stats {
 	uint64_t repairs_depth;	     /* pushes dropped at the depth limit (max_depth) */
 	uint64_t records_cut;	     /* last records cut short by an upload's end, dropped */
 	uint64_t returns_above;	     /* returns above the trace's starting depth */
+	uint64_t longjmps;	     /* landings at the return site of a live setjmp call */
+	uint64_t eh_landings;	     /* C++ landing pads reached in the frame phase 2 walked to */
+	uint64_t repairs_ambiguous;  /* non-local landings of several candidate frames */
 	uint64_t unknown_pcs;	     /* instructions outside every known binary */
 	uint64_t match_runs;	     /* pc-only traces: user runs given a binary by matching */
 	uint64_t match_switches;     /* ... handed over to another candidate on evidence */
@@ -87,6 +90,9 @@ struct profile_stats {
 	X(repairs_unknown)                                                                         \
 	X(repairs_depth)                                                                           \
 	X(returns_above)                                                                           \
+	X(longjmps)                                                                                \
+	X(eh_landings)                                                                             \
+	X(repairs_ambiguous)                                                                       \
 	X(unknown_pcs)                                                                             \
 	X(match_runs)                                                                              \
 	X(match_switches)                                                                          \

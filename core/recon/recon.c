@@ -466,6 +466,7 @@ void recon_free(struct recon *r)
 	events_free(r->events);
 	free(r->seen_bits);
 	oob_map_destroy(&r->inl);
+	recon_nonlocal_free(r);
 	proc_destroy(&r->run.proc);
 	for (size_t k = 0; k < r->run.nspaces; k++) {
 		code_space_destroy(r->run.spaces[k]);
@@ -488,6 +489,7 @@ int recon_start(struct recon *r, unsigned fields, const char *format, struct oob
 	if (r->started)
 		return oob_err_set(err, -EINVAL, "reconstruction already started");
 	r->run.st.format = format;
+	recon_nonlocal_init(r);
 	int rc = choose_tracker(r, fields, err);
 	r->started = rc == 0;
 	return rc;

@@ -84,8 +84,14 @@ static void ret(struct recon *r, struct tracker_hart *h, struct code_block *nb, 
 	if (r->trk && r->trk->ops->on_return)
 		r->trk->ops->on_return(r->trk, h, nb->start, i);
 	uint32_t base = stack_segment_base(h->stk);
-	int64_t at = stack_find_ret(h->stk, nb->start);
-	if (at >= 0) {
+	/* The unwinder's return to a landing pad first: a pad can start at a
+	 * return address (after a call to __cxa_throw, which never returns). */
+	int64_t at = stack_top(h->stk)->walked && recon_eh_land(r, h, nb)
+			 ? -2
+			 : stack_find_ret(h->stk, nb->start);
+	if (at == -2) {
+		/* a C++ landing pad, in the frame the unwinder walked to */
+	} else if (at >= 0) {
 		if ((uint32_t)at != h->stk->n - 1)
 			r->run.st.repairs_unwind++;
 		else if (r->trk && r->trk->ops->on_exit_frame)
@@ -96,6 +102,11 @@ static void ret(struct recon *r, struct tracker_hart *h, struct code_block *nb, 
 				   i); /* returned into another function: resync the top */
 		else
 			recon_rebase(r, h, nb, 0);
+	} else if (recon_longjmp_land(r, h, nb->start)) {
+		if (nb->func != FRAME_NONE && nb->func != stack_top(h->stk)->frame)
+			recon_jump(r, h, nb, nb, i);
+	} else if (recon_sigreturn_enter(r, h, nb)) {
+		/* a signal handler returned into the sigreturn trampoline */
 	} else if (nb->func != FRAME_NONE && (at = stack_find_frame(h->stk, nb->func)) >= 0 &&
 		   (uint32_t)at < h->stk->n - 1) {
 		r->run.st.repairs_unwind++;
@@ -181,6 +192,12 @@ static void trap(struct recon *r, struct tracker_hart *h, struct code_block *nb,
 	recon_push(r, h, frame_named(&r->run.frames, PROFILE_FRAME_MARKER, traced ? traced : name),
 		   pending_ret, pending, 1);
 	recon_push(r, h, code_frame_at(nb), STACK_RET_NONE, 0, 1);
+}
+
+void recon_trap(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i,
+		const char *name, uint32_t pending, uint64_t pending_ret)
+{
+	trap(r, h, nb, i, name, pending, pending_ret);
 }
 
 /* The hart returns to nb from a trap handler (or, in pc-only traces, turns
@@ -408,6 +425,8 @@ struct code_block *recon_transition(struct recon *r, struct tracker_hart *h, str
 				    struct code_block *nb, uint32_t i)
 {
 	uint64_t npc = nb->start;
+	if (r->sigret_pushed && recon_sigreturn_done(r, h, nb, i))
+		return nb;
 	switch (blk->end) {
 	case CODE_END_NOCODE:
 		r->run.st.unknown_pcs++;

@@ -51,6 +51,28 @@ struct recon {
 		const struct code_space *cs;
 	} * seen_bits;
 	struct oob_map inl; /* --inline: (node << 32 | chain) -> instructions */
+	/* recon_nonlocal.c: the kind of each frame (enum recon_fn_kind) by
+	 * frame id, looked up when first entered; the entries of the functions
+	 * it knows by name, per binary */
+	uint8_t *fkind;
+	size_t nfkind;
+	struct recon_nlbin *nlbins;
+	uint32_t sigret_frame; /* [sigreturn] */
+	int sigret_pushed;     /* a trampoline frame was pushed: block ends check for it */
+};
+
+/* What entering a function says beyond a call (recon_nonlocal.c). */
+enum recon_fn_kind {
+	RECON_FN_PLAIN = 0,
+	RECON_FN_SETJMP,	/* setjmp, _setjmp, sigsetjmp, __sigsetjmp */
+	RECON_FN_SIGRETURN,	/* a sigreturn trampoline: __restore_rt, __vdso_rt_sigreturn,
+				   and [sigreturn] (code of no ELF a handler returned to) */
+	RECON_FN_CANCEL_DONE,	/* __pthread_unwind_next, __pthread_unregister_cancel: the
+				   caller's cleanup buffer (its setjmp) is used up */
+	RECON_FN_FORCED_UNWIND, /* _Unwind_ForcedUnwind: lands at the innermost cleanup */
+	RECON_FN_RAISE,		/* _Unwind_RaiseException, _Unwind_Resume: a landing pad
+				   follows their phase 2 */
+	RECON_FN_FIND_FDE,	/* _Unwind_Find_FDE: one call per frame the unwinder walks */
 };
 
 /* The code space of pc for the task running on h. */
@@ -101,7 +123,35 @@ void recon_switch_task(struct recon *r, struct tracker_hart *h, uint64_t key, ui
 uint32_t recon_top_node(const struct tracker_hart *h);
 struct code_space *recon_space_new(struct recon *r, struct sym_space *syms);
 
+/* recon_nonlocal.c */
+void recon_nonlocal_init(struct recon *r);
+void recon_nonlocal_free(struct recon *r);
+uint8_t recon_fn_kind_slow(struct recon *r, uint32_t f);
+static inline uint8_t recon_fn_kind(struct recon *r, uint32_t f)
+{
+	return f < r->nfkind && r->fkind[f] != 0xff ? r->fkind[f] : recon_fn_kind_slow(r, f);
+}
+/* A function of that kind was entered: it is the top of h's stack. */
+void recon_nonlocal_entered(struct recon *r, struct tracker_hart *h, uint8_t kind);
+/* A return to t matched no return address: if t is the return site of a
+ * live setjmp call, pop to the frame that made it (1), else 0. */
+int recon_longjmp_land(struct recon *r, struct tracker_hart *h, uint64_t t);
+
+/* A return to nb that no frame expects, from the unwinder: if its phase 2
+ * walked to a frame of nb's function, pop to that frame (1), else 0. */
+int recon_eh_land(struct recon *r, struct tracker_hart *h, struct code_block *nb);
+/* A return to nb that no frame expects, by a signal handler: if nb is a
+ * sigreturn trampoline, the handler's frame gives way to it (1), else 0. */
+int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_block *nb);
+/* Control leaves a sigreturn trampoline for nb: the signal returns (1), else 0. */
+int recon_sigreturn_done(struct recon *r, struct tracker_hart *h, struct code_block *nb,
+			 uint32_t i);
+
 /* recon_flow.c */
+/* Takes a trap at record i into nb: a marker named name (unless the trace
+ * names the cause) that keeps pending and pending_ret, then nb's frame. */
+void recon_trap(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i,
+		const char *name, uint32_t pending, uint64_t pending_ret);
 /* Control reached nb by a jump or a fall-through from block from. */
 void recon_jump(struct recon *r, struct tracker_hart *h, const struct code_block *from,
 		struct code_block *nb, uint32_t i);

@@ -125,6 +125,9 @@ void recon_push(struct recon *r, struct tracker_hart *h, uint32_t frame, uint64_
 	stack_push(h->stk, frame, node, ret, marker);
 	if (r->opts->on_event)
 		emit(r, h, RECON_EV_OPEN, h->stk->n, calls);
+	uint8_t kind;
+	if (calls && (kind = recon_fn_kind(r, frame)) != RECON_FN_PLAIN)
+		recon_nonlocal_entered(r, h, kind);
 }
 
 void recon_replace_top(struct recon *r, struct tracker_hart *h, uint32_t frame, int entered)

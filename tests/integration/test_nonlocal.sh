@@ -25,14 +25,21 @@ w=$OOB_BUILDDIR/tests/out/nonlocal
 
 # program.kind:check, exact when this list was written (every other case
 # is a known gap today).
-EXACT="nl_longjmp.oobt:calls nl_longjmp.oobt:self nl_longjmp.oobt:depth nl_longjmp.exec:calls nl_longjmp.exec:self nl_longjmp.exec:depth nl_longjmp.trv:calls nl_longjmp.trv:self nl_longjmp.trv:depth
+EXACT="nl_longjmp.oobt:probes nl_longjmp.exec:probes nl_longjmp.trv:probes nl_longjmp-pie.oobt:probes nl_longjmp-pie.exec:probes nl_longjmp-pie.trv:probes
+nl_longjmp.oobt:calls nl_longjmp.oobt:self nl_longjmp.oobt:depth nl_longjmp.exec:calls nl_longjmp.exec:self nl_longjmp.exec:depth nl_longjmp.trv:calls nl_longjmp.trv:self nl_longjmp.trv:depth
 nl_longjmp-pie.oobt:calls nl_longjmp-pie.oobt:self nl_longjmp-pie.oobt:depth nl_longjmp-pie.exec:calls nl_longjmp-pie.exec:self nl_longjmp-pie.exec:depth nl_longjmp-pie.trv:calls nl_longjmp-pie.trv:self nl_longjmp-pie.trv:depth
 nl_signal.oobt:calls nl_signal.oobt:self nl_signal.exec:calls nl_signal.trv:calls nl_signal.trv:self
 nl_signal-pie.oobt:calls nl_signal-pie.oobt:self nl_signal-pie.exec:calls nl_signal-pie.trv:calls nl_signal-pie.trv:self
+nl_signal.oobt:probes nl_signal.oobt:depth nl_signal.exec:probes nl_signal.exec:self nl_signal.exec:depth nl_signal.trv:probes nl_signal.trv:depth
+nl_signal-pie.oobt:probes nl_signal-pie.oobt:depth nl_signal-pie.exec:probes nl_signal-pie.exec:self nl_signal-pie.exec:depth nl_signal-pie.trv:probes nl_signal-pie.trv:depth
 nl_except.oobt:calls nl_except.oobt:self nl_except.exec:calls nl_except.exec:self nl_except.trv:calls nl_except.trv:self
 nl_except-pie.oobt:calls nl_except-pie.oobt:self nl_except-pie.exec:calls nl_except-pie.exec:self nl_except-pie.trv:calls nl_except-pie.trv:self
 nl_thread.oobt:calls nl_thread.oobt:self nl_thread.exec:calls nl_thread.exec:self nl_thread.trv:calls nl_thread.trv:self
-nl_thread-pie.oobt:calls nl_thread-pie.oobt:self nl_thread-pie.exec:calls nl_thread-pie.exec:self nl_thread-pie.trv:calls nl_thread-pie.trv:self"
+nl_thread-pie.oobt:calls nl_thread-pie.oobt:self nl_thread-pie.exec:calls nl_thread-pie.exec:self nl_thread-pie.trv:calls nl_thread-pie.trv:self
+nl_thread.oobt:depth nl_thread.exec:depth nl_thread.trv:depth nl_thread-pie.oobt:depth nl_thread-pie.exec:depth nl_thread-pie.trv:depth
+nl_thread.oobt:probes nl_thread.exec:probes nl_thread.trv:probes nl_thread-pie.oobt:probes nl_thread-pie.exec:probes nl_thread-pie.trv:probes
+nl_except.oobt:probes nl_except.oobt:depth nl_except.exec:probes nl_except.exec:depth nl_except.trv:probes nl_except.trv:depth
+nl_except-pie.oobt:probes nl_except-pie.oobt:depth nl_except-pie.exec:probes nl_except-pie.exec:depth nl_except-pie.trv:probes nl_except-pie.trv:depth"
 
 PROGRAMS="nl_longjmp nl_longjmp-pie nl_signal nl_signal-pie nl_except nl_except-pie nl_thread nl_thread-pie"
 

@@ -109,14 +109,22 @@ exec_log() {
 			fail "running $name under qemu -d exec"
 			return
 		}
-	# "Trace 0: 0x... [<cs base>/<pc>/<flags>/<cflags>] symbol"
+	# "Trace 0: 0x... [<cs base>/<pc>/<flags>/<cflags>] symbol"; a Trace
+	# line followed by "Stopped execution of TB chain" or "cpu_io_recompile:
+	# rewound" did not run (QEMU left the block before its first
+	# instruction: a signal was pending; docs/formats/SPIKE_QEMU.md)
 	python3 -c '
 import collections, re, sys
 c = collections.Counter()
+last = None
 for line in open(sys.argv[1]):
     if line.startswith("Trace "):
-        c[int(re.search(r"\[[0-9a-f]+/([0-9a-f]+)/", line).group(1), 16)] += 1
-for pc in sorted(c):
+        last = int(re.search(r"\[[0-9a-f]+/([0-9a-f]+)/", line).group(1), 16)
+        c[last] += 1
+    elif line.startswith(("Stopped execution", "cpu_io_recompile")) and last is not None:
+        c[last] -= 1
+        last = None
+for pc in sorted(pc for pc in c if c[pc] > 0):
     print("0x%x %d" % (pc, c[pc]))' "$p.exec.tmp.log" >"$p.exec.tmp.hist" || {
 		fail "$name: counting the pcs of $p.exec.tmp.log"
 		return

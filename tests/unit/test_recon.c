@@ -17,9 +17,12 @@
 #include "recon/recon.h"
 #include "sym/sym.h"
 
-#define KVEC 0xffffffff80000000ull /* a trap handler in no ELF */
-#define NOP  0x00000013u
-#define SRET 0x10200073u
+#define KVEC	  0xffffffff80000000ull /* a trap handler in no ELF */
+#define NOP	  0x00000013u
+#define SRET	  0x10200073u
+#define TRAMP	  0x4000801000ull /* QEMU user mode's sigreturn trampoline: in no ELF */
+#define LI_A7_139 0x08b00893u	  /* li a7, 139 (rt_sigreturn) */
+#define ECALL	  0x00000073u
 
 /* One record: function and offset, or an absolute pc (fn NULL) with bits. */
 struct rec {
@@ -30,14 +33,14 @@ struct rec {
 
 struct row {
 	const char *name;
-	struct rec recs[16];
+	struct rec recs[24];
 	const char *events;  /* sideband events (JSON Lines), or NULL */
 	const char *want[8]; /* folded stacks, sorted */
 	int kernel;	     /* give recon-kernel.S's ELF too */
 	int pconly;	     /* the trace has pcs only (no instruction bits) */
-	uint64_t tp[16];     /* registers: a write of tp (x4) by the record, 0: none */
+	uint64_t tp[24];     /* registers: a write of tp (x4) by the record, 0: none */
 	uint64_t calls, returns, tail_calls, repairs_unwind, returns_above, swaps, traps,
-	    trap_returns, switch_new_tasks, switch_resumes;
+	    trap_returns, switch_new_tasks, switch_resumes, longjmps, ambiguous, eh_landings;
 	uint64_t switches; /* the profile's count of context switches */
 };
 
@@ -69,6 +72,221 @@ static const struct row rows[] = {
      .calls = 2,
      .returns = 1,
      .repairs_unwind = 1},
+    {"longjmp to a setjmp frame that is not the innermost of its function",
+     {{"jr", 0, 0},
+      {"jr", 4, 0},
+      {"_setjmp", 0, 0},
+      {"_setjmp", 4, 0},
+      {"jr", 8, 0},
+      {"jr", 12, 0},
+      {"jr", 16, 0},
+      {"jr", 0, 0},
+      {"jr", 12, 0},
+      {"jr", 16, 0},
+      {"jr", 0, 0},
+      {"jr", 12, 0},
+      {"jr", 20, 0},
+      {"__longjmp", 0, 0},
+      {"__longjmp", 4, 0},
+      {"jr", 8, 0},
+      {"jr", 24, 0}},
+     NULL,
+     /* only the outermost jr called setjmp: __longjmp's ret to its return
+      * site pops the two jr frames above it, not to the innermost jr */
+     {"jr 7", "jr;_setjmp 2", "jr;jr 3", "jr;jr;jr 3", "jr;jr;jr;__longjmp 2"},
+     .calls = 4,
+     .returns = 2,
+     .longjmps = 1},
+    {"longjmp to a site two live frames took setjmp at",
+     {{"jr", 0, 0},
+      {"jr", 4, 0},
+      {"_setjmp", 0, 0},
+      {"_setjmp", 4, 0},
+      {"jr", 8, 0},
+      {"jr", 12, 0},
+      {"jr", 16, 0},
+      {"jr", 0, 0},
+      {"jr", 4, 0},
+      {"_setjmp", 0, 0},
+      {"_setjmp", 4, 0},
+      {"jr", 8, 0},
+      {"jr", 12, 0},
+      {"jr", 20, 0},
+      {"__longjmp", 0, 0},
+      {"__longjmp", 4, 0},
+      {"jr", 8, 0},
+      {"jr", 24, 0}},
+     NULL,
+     /* both jr frames called setjmp at jr+4: a pc-only trace cannot tell
+      * whose jmp_buf __longjmp used; the innermost is taken and counted */
+     {"jr 5", "jr;_setjmp 2", "jr;jr 7", "jr;jr;__longjmp 2", "jr;jr;_setjmp 2"},
+     .calls = 4,
+     .returns = 3,
+     .longjmps = 1,
+     .ambiguous = 1},
+    {"a setjmp site dies with the frame that called setjmp",
+     {{"jr", 0, 0},
+      {"jr", 12, 0},
+      {"jr", 16, 0},
+      {"jr", 0, 0},
+      {"jr", 4, 0},
+      {"_setjmp", 0, 0},
+      {"_setjmp", 4, 0},
+      {"jr", 8, 0},
+      {"jr", 24, 0},
+      {"jr", 20, 0},
+      {"__longjmp", 0, 0},
+      {"__longjmp", 4, 0},
+      {"jr", 8, 0}},
+     NULL,
+     /* the inner jr took setjmp and returned; __longjmp, pushed where that
+      * jr was, inherits nothing: its ret to the dead site is the old
+      * repair (the innermost frame of jr) */
+     {"jr 5", "jr;__longjmp 2", "jr;jr 4", "jr;jr;_setjmp 2"},
+     .calls = 3,
+     .returns = 3,
+     .repairs_unwind = 1},
+    {"a signal handler returns through the sigreturn trampoline",
+     {{"sigmain", 0, 0},
+      {"sigmain", 4, 0},
+      {"handler", 0, 0},
+      {"handler", 4, 0},
+      {NULL, TRAMP, LI_A7_139},
+      {NULL, TRAMP + 4, ECALL},
+      {"sigmain", 8, 0},
+      {"sigmain", 12, 0}},
+     NULL,
+     /* the handler's ret into code of no ELF gives way to [sigreturn]; its
+      * ecall (rt_sigreturn) returns from the trap: nothing nests */
+     {"sigmain 4", "sigmain;[trap: ecall];[sigreturn] 2", "sigmain;[trap: ecall];handler 2"},
+     .returns = 1,
+     .traps = 1,
+     .trap_returns = 1},
+    {"the sigreturn trampoline, pcs only",
+     {{"sigmain", 0, 0},
+      {"sigmain", 4, 0},
+      {"handler", 0, 0},
+      {"handler", 4, 0},
+      {NULL, TRAMP, 0},
+      {NULL, TRAMP + 4, 0},
+      {"sigmain", 8, 0},
+      {"sigmain", 12, 0}},
+     NULL,
+     /* the same without bits for the trampoline (TracerV, -d exec logs) */
+     {"sigmain 4", "sigmain;[trap: ecall];[sigreturn] 2", "sigmain;[trap: ecall];handler 2"},
+     .pconly = 1,
+     .returns = 1,
+     .traps = 1,
+     .trap_returns = 1},
+    {"a handler's callee returns into the sigreturn trampoline",
+     {{"sigmain", 0, 0},
+      {"sigmain", 4, 0},
+      {"g", 0, 0},
+      {"f", 0, 0},
+      {"f", 4, 0},
+      {NULL, TRAMP, LI_A7_139},
+      {NULL, TRAMP + 4, ECALL},
+      {"sigmain", 8, 0},
+      {"sigmain", 12, 0}},
+     NULL,
+     /* f's ret is not to g: whatever runs above the marker when the
+      * trampoline is reached gives way to it (Go's handler switches stacks,
+      * and not all its frames are seen returning) */
+     {"sigmain 4", "sigmain;[trap: ecall];[sigreturn] 2", "sigmain;[trap: ecall];g 1",
+      "sigmain;[trap: ecall];g;f 2"},
+     .calls = 1,
+     .returns = 1,
+     .traps = 1,
+     .trap_returns = 1},
+    {"a signal delivered again as the handler returns",
+     {{"sigmain", 0, 0},
+      {"sigmain", 4, 0},
+      {"handler", 0, 0},
+      {"handler", 4, 0},
+      {NULL, TRAMP, LI_A7_139},
+      {NULL, TRAMP + 4, ECALL},
+      {"handler", 0, 0},
+      {"handler", 4, 0},
+      {NULL, TRAMP, LI_A7_139},
+      {NULL, TRAMP + 4, ECALL},
+      {"sigmain", 8, 0},
+      {"sigmain", 12, 0}},
+     NULL,
+     /* rt_sigreturn lands on the handler's entry, not after the ecall: the
+      * first delivery ends and a second one starts where it came from */
+     {"sigmain 4", "sigmain;[trap: ecall];[sigreturn] 2", "sigmain;[trap: ecall];handler 2",
+      "sigmain;[trap];[sigreturn] 2", "sigmain;[trap];handler 2"},
+     .returns = 2,
+     .traps = 2,
+     .trap_returns = 2},
+    {"pthread_exit runs each cleanup in the frame that registered it",
+     {{"cu", 0, 0},
+      {"cu", 4, 0},
+      {"_setjmp", 0, 0},
+      {"_setjmp", 4, 0},
+      {"cu", 8, 0},
+      {"cu", 12, 0},
+      {"cu", 16, 0},
+      {"cu", 0, 0},
+      {"cu", 4, 0},
+      {"_setjmp", 0, 0},
+      {"_setjmp", 4, 0},
+      {"cu", 8, 0},
+      {"cu", 12, 0},
+      {"cu", 20, 0},
+      {"_Unwind_ForcedUnwind", 0, 0},
+      {"__longjmp", 0, 0},
+      {"__longjmp", 4, 0},
+      {"cu", 8, 0},
+      {"cu", 24, 0},
+      {"__pthread_unwind_next", 0, 0},
+      {"_Unwind_ForcedUnwind", 0, 0},
+      {"__longjmp", 0, 0},
+      {"__longjmp", 4, 0},
+      {"cu", 8, 0}},
+     NULL,
+     /* both cu frames registered at cu+4: a forced unwind lands at the
+      * innermost (glibc's buffers are LIFO: not ambiguous); calling
+      * __pthread_unwind_next uses that buffer up, so the next landing is
+      * the outer cu */
+     {"cu 6", "cu;_setjmp 2", "cu;cu 7", "cu;cu;_Unwind_ForcedUnwind 2",
+      "cu;cu;_Unwind_ForcedUnwind;__longjmp 4", "cu;cu;__pthread_unwind_next 1", "cu;cu;_setjmp 2"},
+     .calls = 7,
+     .returns = 4,
+     .tail_calls = 1,
+     .longjmps = 2},
+    {"a C++ exception lands in the frame phase 2 walked to",
+     {{"ex", 0, 0},
+      {"ex", 4, 0},
+      {"ex", 0, 0},
+      {"ex", 4, 0},
+      {"ex", 0, 0},
+      {"ex", 8, 0},
+      {"_Unwind_RaiseException", 0, 0},
+      {"p2", 0, 0},
+      {"uwfs", 0, 0},
+      {"_Unwind_Find_FDE", 0, 0},
+      {"_Unwind_Find_FDE", 4, 0},
+      {"uwfs", 4, 0},
+      {"p2", 4, 0},
+      {"uwfs", 0, 0},
+      {"_Unwind_Find_FDE", 0, 0},
+      {"_Unwind_Find_FDE", 4, 0},
+      {"uwfs", 4, 0},
+      {"p2", 8, 0},
+      {"_Unwind_RaiseException", 4, 0},
+      {"ex", 12, 0},
+      {"ex", 16, 0}},
+     NULL,
+     /* phase 2 walked two frames (the throwing ex, then its caller): the
+      * pad at ex+12 is the middle ex's, although the innermost frame's
+      * call to the unwinder returns there too */
+     {"ex 2", "ex;ex 4", "ex;ex;ex 2", "ex;ex;ex;_Unwind_RaiseException 2",
+      "ex;ex;ex;_Unwind_RaiseException;p2 3", "ex;ex;ex;_Unwind_RaiseException;p2;uwfs 4",
+      "ex;ex;ex;_Unwind_RaiseException;p2;uwfs;_Unwind_Find_FDE 4"},
+     .calls = 8,
+     .returns = 6,
+     .eh_landings = 1},
     {"a return above where the trace started",
      {{"f", 0, 0}, {"f", 4, 0}, {"main", 8, 0}},
      NULL,
@@ -205,10 +423,10 @@ static void run_row(void)
 	struct sym_binary *bins[2] = {NULL, NULL};
 	for (size_t k = 0; k < ne; k++)
 		bins[k] = e[k].path ? sym_binary_open(e[k].path, &err) : NULL;
-	uint64_t pc[16];
-	uint32_t insn[16];
+	uint64_t pc[24];
+	uint32_t insn[24];
 	uint32_t n = 0;
-	for (; n < 16 && (w->recs[n].fn || w->recs[n].off); n++) {
+	for (; n < 24 && (w->recs[n].fn || w->recs[n].off); n++) {
 		const struct rec *c = &w->recs[n];
 		uint64_t at = c->fn ? func_at(bins, ne, c->fn) : 0;
 		pc[n] = at + c->off;
@@ -218,7 +436,7 @@ static void run_row(void)
 	}
 	for (size_t k = 0; k < ne; k++)
 		sym_binary_free(bins[k]);
-	CHECK(n <= 16);
+	CHECK(n <= 24);
 	const char *evp = NULL;
 	if (w->events) {
 		evp = oobtest_out("recon", "events.jsonl");
@@ -230,7 +448,7 @@ static void run_row(void)
 	struct recon_opts o = {.elfs = e, .nelfs = ne, .events_path = evp};
 	struct recon *r = recon_new(&o, &err);
 	CHECK(r);
-	struct trace_extra x[16];
+	struct trace_extra x[24];
 	uint32_t nx = 0;
 	for (uint32_t k = 0; k < n; k++)
 		if (w->tp[k])
@@ -280,6 +498,9 @@ static void run_row(void)
 	CHECK_EQ(s.trap_returns, w->trap_returns);
 	CHECK_EQ(s.switch_new_tasks, w->switch_new_tasks);
 	CHECK_EQ(s.switch_resumes, w->switch_resumes);
+	CHECK_EQ(s.longjmps, w->longjmps);
+	CHECK_EQ(s.repairs_ambiguous, w->ambiguous);
+	CHECK_EQ(s.eh_landings, w->eh_landings);
 	CHECK_EQ(switches, w->switches);
 }
 

@@ -1,0 +1,265 @@
+/*
+ * Non-local control flow in pc-only terms (RECONSTRUCTION.md 3.5): the
+ * functions whose entry or return says more than a call or a return does,
+ * found by name once per binary, and the rules they decide.
+ *
+ * A frame's kind is looked up the first time the frame is entered and kept
+ * in an array indexed by frame id, so the hot path pays an index and a
+ * compare per call, and nothing per instruction.
+ */
+#include "recon/recon_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/frame.h"
+#include "util/oob_mem.h"
+
+#define KIND_UNSEEN 0xff
+
+/* Every name a kind goes by (aliases share an address; one is enough). */
+/* clang-format off */
+static const struct {
+	const char *name;
+	uint8_t kind;
+} names[] = {
+	{"_setjmp", RECON_FN_SETJMP},
+	{"setjmp", RECON_FN_SETJMP},
+	{"__sigsetjmp", RECON_FN_SETJMP},
+	{"sigsetjmp", RECON_FN_SETJMP},
+	{"__restore_rt", RECON_FN_SIGRETURN},
+	{"__vdso_rt_sigreturn", RECON_FN_SIGRETURN},
+	/* static glibc names them with three underscores */
+	{"__pthread_unwind_next", RECON_FN_CANCEL_DONE},
+	{"___pthread_unwind_next", RECON_FN_CANCEL_DONE},
+	{"__pthread_unregister_cancel", RECON_FN_CANCEL_DONE},
+	{"___pthread_unregister_cancel", RECON_FN_CANCEL_DONE},
+	{"_Unwind_ForcedUnwind", RECON_FN_FORCED_UNWIND},
+	{"_Unwind_RaiseException", RECON_FN_RAISE},
+	{"_Unwind_Resume", RECON_FN_RAISE},
+	{"_Unwind_Find_FDE", RECON_FN_FIND_FDE},
+};
+/* clang-format on */
+
+#define NNAMES (sizeof(names) / sizeof(names[0]))
+
+/* The link-time entries of a binary's special functions. */
+struct recon_nlbin {
+	const struct sym_binary *bin;
+	uint64_t entry[NNAMES];
+};
+
+void recon_nonlocal_init(struct recon *r)
+{
+	r->nlbins = oob_xcalloc(r->run.nbins ? r->run.nbins : 1, sizeof(*r->nlbins));
+	for (size_t k = 0; k < r->run.nbins; k++) {
+		r->nlbins[k].bin = r->run.bins[k];
+		for (size_t j = 0; j < NNAMES; j++)
+			r->nlbins[k].entry[j] = sym_binary_find_func(r->run.bins[k], names[j].name);
+	}
+	r->sigret_frame = FRAME_NONE; /* interned when first needed: frame ids stay as they were */
+}
+
+static uint32_t sigret_frame(struct recon *r)
+{
+	if (r->sigret_frame == FRAME_NONE) {
+		r->sigret_frame = frame_named(&r->run.frames, PROFILE_FRAME_MARKER, "[sigreturn]");
+		recon_fn_kind_slow(r, r->sigret_frame);
+		r->fkind[r->sigret_frame] = RECON_FN_SIGRETURN;
+	}
+	return r->sigret_frame;
+}
+
+void recon_nonlocal_free(struct recon *r)
+{
+	free(r->nlbins);
+	free(r->fkind);
+}
+
+static uint8_t classify(const struct recon *r, uint32_t f)
+{
+	const struct frame *fr = &r->run.frames.v[f];
+	if (fr->name || fr->space >= r->run.nspaces)
+		return RECON_FN_PLAIN;
+	const struct sym_mapping *m = sym_space_find(r->run.syms[fr->space], fr->addr);
+	if (!m)
+		return RECON_FN_PLAIN;
+	uint64_t link = fr->addr - m->bias;
+	for (size_t k = 0; k < r->run.nbins; k++) {
+		if (r->nlbins[k].bin != m->bin)
+			continue;
+		for (size_t j = 0; j < NNAMES; j++)
+			if (r->nlbins[k].entry[j] && r->nlbins[k].entry[j] == link)
+				return names[j].kind;
+	}
+	return RECON_FN_PLAIN;
+}
+
+uint8_t recon_fn_kind_slow(struct recon *r, uint32_t f)
+{
+	if (f >= r->nfkind) {
+		size_t n = r->nfkind ? r->nfkind : 256;
+		while (n <= f)
+			n *= 2;
+		r->fkind = oob_xrealloc(r->fkind, n);
+		memset(r->fkind + r->nfkind, KIND_UNSEEN, n - r->nfkind);
+		r->nfkind = n;
+	}
+	if (r->fkind[f] == KIND_UNSEEN)
+		r->fkind[f] = classify(r, f);
+	return r->fkind[f];
+}
+
+/*
+ * C++ exceptions: _Unwind_RaiseException (and _Unwind_Resume after a
+ * cleanup) walks the frames from its caller down, once per phase, with
+ * uw_frame_state_for, which calls _Unwind_Find_FDE once per frame. Phase 1
+ * is inlined in _Unwind_RaiseException (Find_FDE two entries above it);
+ * uw_init_context_1 (one frame: the unwinder's own) and phase 2
+ * (_Unwind_RaiseException_Phase2) are calls of their own (Find_FDE three
+ * entries above). Neither has a name in a stripped libgcc_s, so phase 2 is
+ * the last callee of the unwinder to walk frames: the count restarts
+ * whenever that callee changes. The unwinder's jmp keeps that callee's
+ * frame id + 1 (the unwinder never calls setjmp).
+ */
+static void count_walk(struct recon *r, struct stack *s)
+{
+	if (s->n < 4)
+		return;
+	struct stack_entry *u = &s->v[s->n - 4];
+	uint64_t callee = (uint64_t)s->v[s->n - 3].frame + 1;
+	if (u->marker || recon_fn_kind(r, u->frame) != RECON_FN_RAISE)
+		return;
+	if (u->jmp != callee) {
+		u->jmp = callee;
+		u->walked = 0;
+	}
+	u->walked++;
+}
+
+void recon_nonlocal_entered(struct recon *r, struct tracker_hart *h, uint8_t kind)
+{
+	struct stack *s = h->stk;
+	if (s->n < 2 || s->v[s->n - 2].marker)
+		return;
+	if (kind == RECON_FN_SETJMP && stack_top(s)->ret != STACK_RET_NONE)
+		s->v[s->n - 2].jmp = stack_top(s)->ret; /* the caller's setjmp site */
+	else if (kind == RECON_FN_CANCEL_DONE)
+		s->v[s->n - 2].jmp = 0;
+	else if (kind == RECON_FN_FIND_FDE)
+		count_walk(r, s);
+}
+
+/*
+ * The landing: phase 2 stops at the frame whose landing pad it installs,
+ * and the unwinder's epilogue "returns" to that pad. The k-th frame walked
+ * is the k-th entry below the unwinder's.
+ */
+int recon_eh_land(struct recon *r, struct tracker_hart *h, struct code_block *nb)
+{
+	struct stack *s = h->stk;
+	const struct stack_entry *top = stack_top(s);
+	if (!top->walked || recon_fn_kind(r, top->frame) != RECON_FN_RAISE ||
+	    nb->func == FRAME_NONE)
+		return 0;
+	uint32_t f = s->n - 1;
+	if (top->walked > f || s->v[f - top->walked].frame != nb->func ||
+	    stack_segment_base(s) > f - top->walked) {
+		/* the count names no frame of the pad's function: the rules for
+		 * returns decide, and the landing is counted */
+		r->run.st.repairs_ambiguous++;
+		return 0;
+	}
+	r->run.st.eh_landings++;
+	recon_pop_to(r, h, f - top->walked + 1);
+	return 1;
+}
+
+/* 1 if a forced unwind runs above entry at: pthread_exit's unwinder
+ * longjmps to the cleanup buffer registered last (glibc keeps them LIFO,
+ * and used or unregistered ones are dropped), the innermost live site. */
+static int forced_unwind_above(struct recon *r, const struct stack *s, int64_t at)
+{
+	for (int64_t k = (int64_t)s->n - 1; k > at; k--)
+		if (!s->v[k].marker && recon_fn_kind(r, s->v[k].frame) == RECON_FN_FORCED_UNWIND)
+			return 1;
+	return 0;
+}
+
+int recon_longjmp_land(struct recon *r, struct tracker_hart *h, uint64_t t)
+{
+	struct stack *s = h->stk;
+	int64_t at = -1;
+	unsigned found = 0;
+	for (int64_t k = (int64_t)s->n - 1; k >= 0; k--) {
+		if (s->v[k].jmp == t && !found++)
+			at = k;
+	}
+	if (!found)
+		return 0;
+	r->run.st.longjmps++;
+	if (found > 1 && !forced_unwind_above(r, s, at)) /* several live frames at this site */
+		r->run.st.repairs_ambiguous++;
+	recon_pop_to(r, h, (uint32_t)at + 1);
+	return 1;
+}
+
+/*
+ * Signals in user-mode traces: the handler is entered by a trap (the ecall
+ * that raised it, or whatever instruction the signal interrupted), so it
+ * runs in a segment above a trap marker, at its bottom, with no return
+ * address. It returns into the sigreturn trampoline (QEMU user mode's page
+ * in no ELF, the vDSO's __vdso_rt_sigreturn, libc's __restore_rt), whose
+ * ecall is rt_sigreturn: control goes back to where the signal came, which
+ * is the trap return of that marker. Whatever the segment holds when the
+ * trampoline is reached (frames not seen returning: Go's handler switches
+ * stacks) is over.
+ */
+int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_block *nb)
+{
+	struct stack *s = h->stk;
+	uint32_t base = stack_segment_base(s);
+	if (base == 0 || s->v[base - 1].marker == IDS_MARK_ROOT || nb->kernel)
+		return 0;
+	int tramp =
+	    nb->func == FRAME_NONE ? !nb->map : recon_fn_kind(r, nb->func) == RECON_FN_SIGRETURN;
+	if (!tramp)
+		return 0;
+	uint64_t handler = r->run.frames.v[s->v[base].frame].addr;
+	r->sigret_pushed = 1;
+	recon_pop_to(r, h, base);
+	recon_push(r, h, nb->func == FRAME_NONE ? sigret_frame(r) : nb->func, STACK_RET_NONE, 0, 1);
+	stack_top(s)->jmp = handler; /* a trampoline's jmp: the entry of its handler */
+	return 1;
+}
+
+/* After rt_sigreturn, control lands where the signal came (the marker's
+ * return point, or the instruction after it) unless another signal is
+ * delivered at once: the handler's entry again, or another function's
+ * entry away from that point. */
+static int redelivered(const struct stack_entry *m, const struct code_block *nb, uint64_t handler)
+{
+	if (m->marker != IDS_MARK_TRAP || nb->func == FRAME_NONE || nb->start != nb->entry)
+		return 0;
+	return nb->start == handler || (m->ret && (nb->start <= m->ret || nb->start > m->ret + 4));
+}
+
+int recon_sigreturn_done(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i)
+{
+	const struct stack_entry *top = stack_top(h->stk);
+	if (recon_fn_kind(r, top->frame) != RECON_FN_SIGRETURN || nb->kernel ||
+	    nb->func == top->frame || (nb->func == FRAME_NONE && !nb->map) || priv_rises(r, h, i))
+		return 0;
+	int64_t m = stack_last_marker(h->stk);
+	recon_flush(r, h, i);
+	r->run.st.events++;
+	r->run.st.trap_returns++;
+	if (m >= 0 && redelivered(&h->stk->v[m], nb, top->jmp)) {
+		uint64_t rp = h->stk->v[m].ret;
+		recon_pop_to(r, h, (uint32_t)m);
+		recon_trap(r, h, nb, i, "[trap]", IDS_MARK_TRAP, rp);
+		return 1;
+	}
+	recon_resume(r, h, nb, i);
+	return 1;
+}
