@@ -123,7 +123,7 @@ static void server_open(void)
 				   .store = srv.env.store,
 				   .pool = job_pool_new(1, no_run, NULL, &err),
 				   .uploads = srv.env.uploads,
-				   .cache = api_cache_new()};
+				   .cache = api_cache_new(srv.cfg.cache_bytes)};
 	snprintf(path, sizeof(path), "%s/token", srv.dir);
 	if (!srv.env.cat || !srv.api.pool || !(f = fopen(path, "w")))
 		abort();
