@@ -438,6 +438,21 @@ static int parent_of(const char *path, char *buf, size_t n)
 	return 0;
 }
 
+/* The last step of an atomic write: our temporary tmp (written and fsynced
+ * when rc is 0) replaces dst, and the rename is made durable; on any error
+ * the temporary, and only it, is removed. */
+static int rename_durable(int rc, const char *tmp, const char *dst, const char *dir,
+			  struct oob_err *err)
+{
+	if (rc == 0 && rename(tmp, dst) < 0)
+		rc = sys_err(err, "rename", dst);
+	if (rc < 0) {
+		unlink(tmp);
+		return rc;
+	}
+	return store_fsync_dir(dir, err);
+}
+
 int store_put_file(struct store *s, const char *rel, const void *data, size_t n,
 		   struct oob_err *err)
 {
@@ -458,13 +473,7 @@ int store_put_file(struct store *s, const char *rel, const void *data, size_t n,
 	if (rc == 0 && fsync(w.fd) < 0)
 		rc = sys_err(err, "fsync", tmp);
 	close(w.fd);
-	if (rc == 0 && rename(tmp, dst) < 0)
-		rc = sys_err(err, "rename", dst);
-	if (rc < 0) {
-		unlink(tmp);
-		return rc;
-	}
-	return store_fsync_dir(dir, err);
+	return rename_durable(rc, tmp, dst, dir, err);
 }
 
 int store_temp_path(struct store *s, const char *rel, char *buf, size_t n, struct oob_err *err)
@@ -492,13 +501,7 @@ int store_install(struct store *s, const char *tmp, const char *rel, struct oob_
 		rc = sys_err(err, "fsync", tmp);
 	if (fd >= 0)
 		close(fd);
-	if (rc == 0 && rename(tmp, dst) < 0)
-		rc = sys_err(err, "rename", dst);
-	if (rc < 0) {
-		unlink(tmp);
-		return rc;
-	}
-	return store_fsync_dir(dir, err);
+	return rename_durable(rc, tmp, dst, dir, err);
 }
 
 int store_rmdir(struct store *s, const char *rel, struct oob_err *err)
