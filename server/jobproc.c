@@ -74,12 +74,11 @@ static int wait_child(pid_t pid, struct job_ctl *ctl, struct job_ctl *sh)
 	}
 }
 
-/* A child that exited with a status without ending its job (it could not
- * open the catalog, say): the job fails with that status. */
-static void fail_unended(struct worker_env *w, int64_t id, int status)
+/* A job its process did not end (it could not start, or exited with a
+ * status before ending it): it fails with why, rather than stay queued
+ * where the pool no longer holds it. */
+static void fail_unended(struct worker_env *w, int64_t id, const char *msg)
 {
-	char msg[128];
-	snprintf(msg, sizeof(msg), "the job's process exited with status %d", status);
 	catalog_job_transition(w->cat, id, CATALOG_JOB_QUEUED, CATALOG_JOB_RUNNING, NULL);
 	if (catalog_job_finish(w->cat, id, CATALOG_JOB_FAILED, -ECHILD, msg, NULL, NULL) == 0)
 		OOB_WARN("job %lld: %s", (long long)id, msg);
@@ -112,13 +111,18 @@ static int run_once(const struct jobproc_env *e, struct job_ctl *ctl, struct job
 	int rc = spawn_child(e, ctl->id, memfd, &pid, &err);
 	if (rc < 0) {
 		OOB_ERROR("%s", err.msg);
+		fail_unended(e->worker, ctl->id, err.msg);
 		return rc;
 	}
 	int status = wait_child(pid, ctl, sh);
 	if (WIFSIGNALED(status))
 		*again = after_crash(e->worker, ctl->id, WTERMSIG(status));
-	else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
-		fail_unended(e->worker, ctl->id, WEXITSTATUS(status));
+	else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "the job's process exited with status %d",
+			 WEXITSTATUS(status));
+		fail_unended(e->worker, ctl->id, msg);
+	}
 	return 0;
 }
 
@@ -126,19 +130,23 @@ int jobproc_run(void *ctx, struct job_ctl *ctl)
 {
 	const struct jobproc_env *e = ctx;
 	int memfd = memfd_create("oobprof-job", MFD_CLOEXEC);
-	if (memfd < 0 || ftruncate(memfd, sizeof(struct job_ctl)) < 0) {
-		OOB_ERROR("job %lld: no shared page: %s", (long long)ctl->id, strerror(errno));
-		if (memfd >= 0)
-			close(memfd);
-		return -errno;
-	}
-	struct job_ctl *sh = shared_ctl(memfd);
+	struct job_ctl *sh = NULL;
+	if (memfd >= 0 && ftruncate(memfd, sizeof(struct job_ctl)) == 0)
+		sh = shared_ctl(memfd);
 	int rc = sh ? 0 : -errno, again = 1;
+	if (!sh) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "no page to share with the job's process: %s",
+			 strerror(-rc));
+		OOB_ERROR("job %lld: %s", (long long)ctl->id, msg);
+		fail_unended(e->worker, ctl->id, msg);
+	}
 	while (rc == 0 && again && !atomic_load_explicit(&ctl->cancel, memory_order_relaxed))
 		rc = run_once(e, ctl, sh, memfd, &again);
 	if (sh)
 		munmap(sh, sizeof(*sh));
-	close(memfd);
+	if (memfd >= 0)
+		close(memfd);
 	return rc;
 }
 
