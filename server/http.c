@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -73,6 +74,8 @@ struct http_req {
 	void (*deferred)(void *ctx, struct http_req *r); /* see http_defer */
 	struct http_req *next;				 /* in the compute queue */
 	struct local_req *local; /* set instead of conn by http_serve_local */
+	char *err_body;		 /* the last error body, for raw_refuse */
+	int raw_sent;		 /* raw_refuse wrote the response itself */
 };
 
 static const char *local_lookup(const struct local_kv *kv, size_t n, const char *key, int nocase)
@@ -295,6 +298,8 @@ void http_respond_error(struct http_req *r, unsigned status, const char *code, c
 	va_end(ap);
 	utf8_clean(raw, msg, sizeof(msg));
 	json_t *j = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);
+	free(r->err_body);
+	r->err_body = json_dumps(j, JSON_COMPACT);
 	http_respond_json(r, status, j);
 }
 
@@ -402,12 +407,45 @@ static int has_body(struct http_req *r)
  * and dropped, up to this much; beyond it the connection is closed. */
 #define DISCARD_MAX (64u << 20)
 
+/*
+ * A refusal in the middle of a body (a chunked upload past --max-upload):
+ * libmicrohttpd 0.9.75 queues no response until the body is in, and a body
+ * may be far longer than DISCARD_MAX. So the error is written to the socket
+ * here, the write side shut (the client sees the response and a FIN while
+ * it sends), and the connection is closed once the discarding ends. The
+ * socket only carries this request's body then: nothing else is written.
+ */
+static void raw_refuse(struct http_req *r)
+{
+	const union MHD_ConnectionInfo *ci =
+	    r->conn ? MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD) : NULL;
+	if (!ci || !r->err_body || r->raw_sent)
+		return;
+	const char *reason = MHD_get_reason_phrase_for(r->status);
+	char head[256];
+	size_t nb = strlen(r->err_body);
+	int nh = snprintf(head, sizeof(head),
+			  "HTTP/1.1 %u %s\r\nContent-Type: application/json\r\n"
+			  "Content-Length: %zu\r\nX-Content-Type-Options: nosniff\r\n"
+			  "Connection: close\r\n\r\n",
+			  r->status, reason ? reason : "Error", nb);
+	struct iovec iov[2] = {{head, (size_t)nh}, {r->err_body, nb}};
+	struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2};
+	ssize_t w;
+	do
+		w = sendmsg(ci->connect_fd, &m, MSG_NOSIGNAL);
+	while (w < 0 && errno == EINTR);
+	r->raw_sent = 1; /* whatever was written, no second response follows */
+	shutdown(ci->connect_fd, SHUT_WR);
+}
+
 /* A body piece. Returns MHD_NO to drop the connection. */
 static enum MHD_Result on_body(struct http_req *r, const char *data, size_t n)
 {
 	struct http_server *s = r->srv;
 	if (r->failed) {
 		r->discarded += n;
+		raw_refuse(r);
 		return r->discarded <= DISCARD_MAX ? MHD_YES : MHD_NO;
 	}
 	if (r->mode == HTTP_BODY_STREAM) {
@@ -562,6 +600,7 @@ static void req_free(struct http_req *r)
 		free(r->hdr[i][1]);
 	}
 	free(r->buf);
+	free(r->err_body);
 	free(r);
 }
 
@@ -591,6 +630,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 	}
 	if (r->queued)
 		return MHD_YES;
+	if (r->raw_sent)
+		return MHD_NO; /* answered on the socket: close it */
 	if (req_end(r))
 		return MHD_YES; /* suspended: called again once it responded */
 	return queue(r);
