@@ -50,6 +50,7 @@ struct http_server {
 	struct http_hooks hooks;
 	void *ctx;
 	size_t max_buffered;
+	size_t max_header; /* request line + headers, answered 431 beyond */
 	unsigned upload_timeout_s;
 	unsigned port;
 	struct compute pool;
@@ -307,6 +308,7 @@ struct arg_check {
 	struct http_req *r;
 	int bad;
 	unsigned lengths, chunked; /* Content-Length, Transfer-Encoding headers */
+	size_t bytes;		   /* of the headers, as sent ("key: value\r\n") */
 };
 
 static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -314,7 +316,7 @@ static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const c
 {
 	struct arg_check *a = cls;
 	(void)kind;
-	(void)value;
+	a->bytes += strlen(key) + (value ? strlen(value) : 0) + 4;
 	a->lengths += !strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	a->chunked += !strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING);
 	return MHD_YES;
@@ -344,13 +346,21 @@ static enum MHD_Result check_arg(void *cls, enum MHD_ValueKind kind, const char 
  * request smuggling): 1 if refused. */
 static int refuse_bad_text(struct http_req *r)
 {
-	struct arg_check a = {r, 0, 0, 0};
+	struct arg_check a = {.r = r};
 	struct local_req *l = r->local;
 	if (l)
 		for (size_t i = 0; i < l->nhdrs; i++)
 			count_framing(&a, MHD_HEADER_KIND, l->hdrs[i].key, l->hdrs[i].value);
 	else
 		MHD_get_connection_values(r->conn, MHD_HEADER_KIND, count_framing, &a);
+	a.bytes += strlen(r->method) + strlen(r->path);
+	if (r->srv->max_header && a.bytes > r->srv->max_header) {
+		http_respond_error(r, 431, "too_large",
+				   "the request's headers are %zu bytes, over the limit of %zu "
+				   "(--max-header)",
+				   a.bytes, r->srv->max_header);
+		return 1;
+	}
 	if (a.lengths > 1 || (a.lengths && a.chunked)) {
 		http_respond_error(r, 400, "invalid_input",
 				   "the body's length is given twice (%u Content-Length, %u "
@@ -814,7 +824,13 @@ struct http_server *http_start(const struct http_opts *o, const struct http_hook
 	 * connection costs a socket, not a thread. */
 	unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME |
 			 MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
-	size_t pool = o->max_header_bytes < 32768 ? 32768 : o->max_header_bytes;
+	/* libmicrohttpd answers headers that overflow its pool itself, in
+	 * HTML: a pool of twice the limit lets refuse_bad_text answer in JSON
+	 * up to there. */
+	s->max_header = o->max_header_bytes;
+	size_t pool = 2 * (size_t)o->max_header_bytes + 16384;
+	if (pool < 32768)
+		pool = 32768;
 	s->d = MHD_start_daemon(
 	    flags, (uint16_t)o->port, NULL, NULL, on_access, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
 	    NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE,
