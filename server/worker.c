@@ -17,6 +17,7 @@
 #include "profile/profile_json.h"
 #include "result.h"
 #include "timeline/timeline_go.h"
+#include "trace/trace_formats.h"
 #include "trace/trace_merge.h"
 
 /* Everything one run of one job needs, on the worker's stack. */
@@ -32,6 +33,10 @@ struct run {
 	uint16_t harts[JOBSPEC_MAX_TRACES]; /* of several traces: by their names */
 	int streaming;
 	int cut_ok; /* the first trace is a stream, or one cut short */
+	/* The format the uploads were validated as, when they all agree:
+	 * what a spec of format "auto" reads them as. */
+	enum trace_format upload_format;
+	int formats_differ;
 	uint64_t total, last_size;
 	struct recon_opts opts;
 	struct recon_elf elfs[JOBSPEC_MAX_BINARIES];
@@ -58,6 +63,19 @@ static uint64_t fd_size(int fd)
 	return fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
 }
 
+/* Keeps the format the k-th upload was validated as (an upload still
+ * streaming or never validated says "auto"). */
+static void note_format(struct run *run, size_t k, const char *name)
+{
+	enum trace_format f = TRACE_FMT_AUTO;
+	if (trace_format_parse(name, &f) < 0)
+		f = TRACE_FMT_AUTO;
+	if (k == 0)
+		run->upload_format = f;
+	else if (f != run->upload_format)
+		run->formats_differ = 1;
+}
+
 /* Opens the k-th trace by its catalog path. A stream that completes renames
  * its file between our catalog read and open(): read the row again then. */
 static int open_trace(struct run *run, size_t k, struct oob_err *err)
@@ -82,6 +100,7 @@ static int open_trace(struct run *run, size_t k, struct oob_err *err)
 		snprintf(run->paths[k], sizeof(run->paths[k]), "/proc/self/fd/%d", run->fds[k]);
 		run->path_list[k] = run->paths[k];
 		run->harts[k] = trace_merge_hart(t.name, k);
+		note_format(run, k, t.format);
 		if (k == 0) {
 			run->streaming = t.state == CATALOG_TRACE_STREAMING;
 			run->cut_ok = run->streaming || t.state == CATALOG_TRACE_INCOMPLETE;
@@ -290,6 +309,12 @@ static int setup_opts(struct run *run, struct oob_err *err)
 	if (rc < 0 || !(run->log = evlog_new(run->events_tmp, RESULT_MAX_EVENTS, err)))
 		return rc < 0 ? rc : err->code;
 	jobspec_recon_opts(&run->spec, o);
+	/* The upload's format was checked against its content once: reading
+	 * it as that again, not detecting anew, is what the user asked for
+	 * (format=fireperf random bytes were once read as something else).
+	 * A format in the spec still wins. */
+	if (o->trace.format == TRACE_FMT_AUTO && !run->formats_differ)
+		o->trace.format = run->upload_format;
 	/* An upload cut short (or a stream that may be) can end inside a
 	 * record: that record is dropped and counted (records_cut), and the
 	 * job gives the partial result it is meant to. */
