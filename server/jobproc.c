@@ -51,14 +51,40 @@ static int spawn_child(const struct jobproc_env *e, int64_t id, int memfd, pid_t
 	return 0;
 }
 
+/* Resident bytes of a process (0 if unknown). */
+static uint64_t resident_bytes(pid_t pid)
+{
+	char path[64];
+	unsigned long long size = 0, rss = 0;
+	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	int n = fscanf(f, "%llu %llu", &size, &rss);
+	fclose(f);
+	return n == 2 ? (uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
 /* Waits for the child, relaying progress out and cancellation in. A child
  * killed in the middle of a progress update leaves it unreadable: that
- * relay is skipped (a few tries, not a spin on a dead writer). */
-static int wait_child(pid_t pid, struct job_ctl *ctl, struct job_ctl *sh)
+ * relay is skipped (a few tries, not a spin on a dead writer). A child
+ * whose resident memory passes the budget is killed; *rss says how much it
+ * had then (0 otherwise). RSS, not RLIMIT_AS: a sanitized build reserves
+ * terabytes of address space it never touches. */
+static int wait_child(pid_t pid, uint64_t budget, struct job_ctl *ctl, struct job_ctl *sh,
+		      uint64_t *rss)
 {
 	int status = 0;
-	for (;;) {
+	*rss = 0;
+	for (unsigned tick = 0;; tick++) {
 		pid_t r = waitpid(pid, &status, WNOHANG);
+		if (r == 0 && budget && tick % 5 == 0 && !*rss) {
+			uint64_t now = resident_bytes(pid);
+			if (now > budget) {
+				*rss = now;
+				kill(pid, SIGKILL);
+			}
+		}
 		int cancel = atomic_load_explicit(&ctl->cancel, memory_order_relaxed);
 		if (cancel && !atomic_load_explicit(&sh->cancel, memory_order_relaxed))
 			atomic_store_explicit(&sh->cancel, cancel, memory_order_relaxed);
@@ -77,22 +103,29 @@ static int wait_child(pid_t pid, struct job_ctl *ctl, struct job_ctl *sh)
 /* A job its process did not end (it could not start, or exited with a
  * status before ending it): it fails with why, rather than stay queued
  * where the pool no longer holds it. */
-static void fail_unended(struct worker_env *w, int64_t id, const char *msg)
+static void fail_unended(struct worker_env *w, int64_t id, int code, const char *msg)
 {
 	catalog_job_transition(w->cat, id, CATALOG_JOB_QUEUED, CATALOG_JOB_RUNNING, NULL);
-	if (catalog_job_finish(w->cat, id, CATALOG_JOB_FAILED, -ECHILD, msg, NULL, NULL) == 0)
+	if (catalog_job_finish(w->cat, id, CATALOG_JOB_FAILED, code, msg, NULL, NULL) == 0)
 		OOB_WARN("job %lld: %s", (long long)id, msg);
+}
+
+/* The scratch folder a killed child could not remove. */
+static void remove_scratch(struct worker_env *w, int64_t id)
+{
+	char scratch[64];
+	snprintf(scratch, sizeof(scratch), "tmp/job-%lld", (long long)id);
+	store_rmdir(w->store, scratch, NULL);
 }
 
 /* After a crash: the scratch folder the child could not remove, and the
  * crash counted. Returns 1 if the job is to run again. */
 static int after_crash(struct worker_env *w, int64_t id, int sig)
 {
-	char why[96], scratch[64];
+	char why[96];
 	snprintf(why, sizeof(why), "signal %d, %s", sig, strsignal(sig));
 	OOB_WARN("job %lld: its process was killed by %s", (long long)id, why);
-	snprintf(scratch, sizeof(scratch), "tmp/job-%lld", (long long)id);
-	store_rmdir(w->store, scratch, NULL);
+	remove_scratch(w, id);
 	struct oob_err err = {0};
 	int again = catalog_job_crashed(w->cat, id, why, &err);
 	if (again < 0)
@@ -111,17 +144,27 @@ static int run_once(const struct jobproc_env *e, struct job_ctl *ctl, struct job
 	int rc = spawn_child(e, ctl->id, memfd, &pid, &err);
 	if (rc < 0) {
 		OOB_ERROR("%s", err.msg);
-		fail_unended(e->worker, ctl->id, err.msg);
+		fail_unended(e->worker, ctl->id, -ECHILD, err.msg);
 		return rc;
 	}
-	int status = wait_child(pid, ctl, sh);
-	if (WIFSIGNALED(status))
+	uint64_t rss;
+	int status = wait_child(pid, e->job_memory, ctl, sh, &rss);
+	if (rss) {
+		char msg[160];
+		snprintf(msg, sizeof(msg),
+			 "the job used %llu MiB of memory, over its budget of %llu MiB "
+			 "(--job-memory)",
+			 (unsigned long long)(rss >> 20),
+			 (unsigned long long)(e->job_memory >> 20));
+		remove_scratch(e->worker, ctl->id);
+		fail_unended(e->worker, ctl->id, -E2BIG, msg);
+	} else if (WIFSIGNALED(status))
 		*again = after_crash(e->worker, ctl->id, WTERMSIG(status));
 	else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
 		char msg[128];
 		snprintf(msg, sizeof(msg), "the job's process exited with status %d",
 			 WEXITSTATUS(status));
-		fail_unended(e->worker, ctl->id, msg);
+		fail_unended(e->worker, ctl->id, -ECHILD, msg);
 	}
 	return 0;
 }
@@ -139,7 +182,7 @@ int jobproc_run(void *ctx, struct job_ctl *ctl)
 		snprintf(msg, sizeof(msg), "no page to share with the job's process: %s",
 			 strerror(-rc));
 		OOB_ERROR("job %lld: %s", (long long)ctl->id, msg);
-		fail_unended(e->worker, ctl->id, msg);
+		fail_unended(e->worker, ctl->id, -ECHILD, msg);
 	}
 	while (rc == 0 && again && !atomic_load_explicit(&ctl->cancel, memory_order_relaxed))
 		rc = run_once(e, ctl, sh, memfd, &again);

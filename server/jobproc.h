@@ -32,6 +32,7 @@
 struct jobproc_env {
 	struct worker_env *worker; /* the server's: catalog, store, uploads */
 	enum oob_log_level log_level;
+	uint64_t job_memory; /* resident bytes a job may use (0: no limit) */
 };
 
 /* The job_run_fn: ctx is a struct jobproc_env. Returns 0 when the job ended

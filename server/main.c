@@ -133,7 +133,7 @@ static int start(struct server *s, struct oob_err *err)
 		return rc;
 	s->uploads = upload_registry_new(s->cfg.max_uploads);
 	s->env = (struct worker_env){s->cat, s->store, s->uploads};
-	s->jobs = (struct jobproc_env){&s->env, s->cfg.log_level};
+	s->jobs = (struct jobproc_env){&s->env, s->cfg.log_level, s->cfg.job_memory};
 	if (!(s->pool = job_pool_new(s->cfg.workers, jobproc_run, &s->jobs, err)))
 		return err->code;
 	clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -48,6 +48,11 @@
  * run keeps a capped log, which the time-keeping views refuse (evlog.h). */
 #define RESULT_MAX_EVENTS 200000000ull
 
+/* The largest result file (profile JSON, folded stacks) a job writes: a
+ * hostile trace of 1 KB can ask for gigabytes of folded text (deep stacks
+ * times many leaves); past this the job fails saying so. */
+#define RESULT_MAX_BYTES (1ull << 30)
+
 /* The files of a job's result, under DATA/results/<job>/. */
 enum result_file {
 	RESULT_DIR,	/* the folder itself */

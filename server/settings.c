@@ -25,6 +25,7 @@ void settings_defaults(struct settings *c)
 	c->compute_threads = 4;
 	c->upload_timeout_s = 600;
 	c->cache_bytes = (uint64_t)256 << 20;
+	c->job_memory = (uint64_t)4 << 30;
 	c->max_uploads = 16;
 	c->max_header_bytes = 32 * 1024;
 	c->timeout_s = 30;
@@ -157,6 +158,28 @@ static const struct uint_key uint_keys[] = {
     {"upload-timeout", offsetof(struct settings, upload_timeout_s), 1, 86400},
 };
 
+struct size_key {
+	const char *key;
+	size_t off;
+	int zero_ok; /* 0 means "no limit" */
+};
+
+static const struct size_key size_keys[] = {
+    {"cache-size", offsetof(struct settings, cache_bytes), 0},
+    {"max-upload", offsetof(struct settings, max_upload), 0},
+    {"job-memory", offsetof(struct settings, job_memory), 1},
+};
+
+static int set_size_key(struct settings *c, const struct size_key *k, const char *v,
+			struct oob_err *err)
+{
+	uint64_t *dst = (uint64_t *)((char *)c + k->off);
+	if (settings_parse_size(v, dst) < 0 || (*dst == 0 && !k->zero_ok))
+		return oob_err_set(err, -EINVAL, "%s: \"%s\" is not a size (e.g. 512M, 4G%s)",
+				   k->key, v, k->zero_ok ? "; 0: no limit" : "");
+	return 0;
+}
+
 static int set_uint_key(struct settings *c, const struct uint_key *k, const char *v,
 			struct oob_err *err)
 {
@@ -184,18 +207,9 @@ int settings_set(struct settings *c, const char *key, const char *v, struct oob_
 		return set_path(c->port_file, key, v, err);
 	if (strcmp(key, "auth-reads") == 0)
 		return set_bool(&c->auth_reads, key, v, err);
-	if (strcmp(key, "cache-size") == 0) {
-		if (settings_parse_size(v, &c->cache_bytes) < 0 || c->cache_bytes == 0)
-			return oob_err_set(err, -EINVAL,
-					   "cache-size: \"%s\" is not a size (e.g. 256M, 1G)", v);
-		return 0;
-	}
-	if (strcmp(key, "max-upload") == 0) {
-		if (settings_parse_size(v, &c->max_upload) < 0 || c->max_upload == 0)
-			return oob_err_set(err, -EINVAL,
-					   "max-upload: \"%s\" is not a size (e.g. 512M, 64G)", v);
-		return 0;
-	}
+	for (size_t i = 0; i < sizeof(size_keys) / sizeof(size_keys[0]); i++)
+		if (strcmp(key, size_keys[i].key) == 0)
+			return set_size_key(c, &size_keys[i], v, err);
 	if (strcmp(key, "log-level") == 0) {
 		if (oob_log_parse_level(v, &c->log_level) < 0)
 			return oob_err_set(
@@ -351,6 +365,8 @@ const char *settings_usage(void)
 	       "  --http-threads N      event-loop threads serving connections (default 4)\n"
 	       "  --compute-threads N   threads computing flame graphs, exports... (default 4)\n"
 	       "  --cache-size SIZE     loaded results and rendered views kept (default 256M)\n"
+	       "  --job-memory SIZE     resident memory of one job; beyond, it fails (default 4G;\n"
+	       "                        0: no limit)\n"
 	       "  --port-file F         write the bound port to F once listening\n"
 	       "  --print-routes        print the API routes and exit\n"
 	       "  --version, --help\n";

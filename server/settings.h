@@ -38,6 +38,7 @@ struct settings {
 	unsigned compute_threads;	   /* threads for responses that compute */
 	unsigned upload_timeout_s;	   /* idle timeout within a streamed upload */
 	uint64_t cache_bytes;		   /* loaded results and rendered views */
+	uint64_t job_memory;		   /* resident bytes of one job's process; 0: no limit */
 	char port_file[SETTINGS_PATH_MAX]; /* written with the bound port once listening */
 
 	/* Actions rather than settings (command line only). */

@@ -219,6 +219,14 @@ static char *folded_text(const struct profile *p, enum profile_metric m, size_t 
 	return buf;
 }
 
+static int result_size_ok(const char *what, size_t len, struct oob_err *err)
+{
+	if (len <= RESULT_MAX_BYTES)
+		return 0;
+	return oob_err_set(err, -E2BIG, "the %s would take %zu MiB, over the %llu MiB a result may",
+			   what, len >> 20, RESULT_MAX_BYTES >> 20);
+}
+
 /* Writes both result files and fills the catalog row for them. */
 static int write_result(struct run *run, const struct profile *p, int partial,
 			struct catalog_result *r, struct oob_err *err)
@@ -233,14 +241,18 @@ static int write_result(struct run *run, const struct profile *p, int partial,
 	char *json = result_json_from_profile(p, partial, &len);
 	if (!json)
 		return oob_err_set(err, -ENOMEM, "cannot serialize the profile");
-	int rc = store_put_file(run->env->store, r->profile, json, len, err);
+	int rc = result_size_ok("profile", len, err);
+	if (rc == 0)
+		rc = store_put_file(run->env->store, r->profile, json, len, err);
 	free(json);
 	if (rc < 0)
 		return rc;
 	char *folded = folded_text(p, run->spec.metric, &len);
 	if (!folded)
 		return oob_err_set(err, -EIO, "cannot write folded stacks");
-	rc = store_put_file(run->env->store, r->folded, folded, len, err);
+	rc = result_size_ok("folded stacks", len, err);
+	if (rc == 0)
+		rc = store_put_file(run->env->store, r->folded, folded, len, err);
 	free(folded);
 	if (rc < 0)
 		return rc;
