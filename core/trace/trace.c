@@ -110,6 +110,26 @@ static void fireperf_close(struct trace_reader *r)
  * instructions. */
 const struct trace_fmt_ops trace_fireperf_ops = {fireperf_open, fireperf_next, fireperf_close};
 
+/* What an input that is no trace evidently is, and what to do instead. */
+static const struct {
+	const char *magic;
+	size_t n;
+	const char *what;
+} not_traces[] = {
+    {"\xfd"
+     "7zXZ\0",
+     6, "xz-compressed data: decompress it first (xz -dc FILE >TRACE)"},
+    {"\x1f\x8b", 2, "gzip-compressed data: decompress it first (gzip -dc FILE >TRACE)"},
+    {"\x28\xb5\x2f\xfd", 4, "zstd-compressed data: decompress it first (zstd -dc FILE >TRACE)"},
+    {"BZh", 3, "bzip2-compressed data: decompress it first (bzip2 -dc FILE >TRACE)"},
+    {"go 1.", 5,
+     "a Go execution trace: read it with `oobprof gotrace`, or give it beside the "
+     "instruction trace with --gotrace"},
+    {"\x7f"
+     "ELF",
+     4, "an ELF binary: give it with --elf"},
+};
+
 static int detect(struct trace_reader *r, enum trace_format *f, struct oob_err *err)
 {
 	const uint8_t *p;
@@ -119,6 +139,10 @@ static int detect(struct trace_reader *r, enum trace_format *f, struct oob_err *
 	*f = trace_detect(p, (size_t)n);
 	if (*f != TRACE_FMT_AUTO)
 		return 0;
+	for (size_t i = 0; i < sizeof(not_traces) / sizeof(not_traces[0]); i++)
+		if ((size_t)n >= not_traces[i].n &&
+		    !memcmp(p, not_traces[i].magic, not_traces[i].n))
+			return oob_err_set(err, -EINVAL, "not a trace: %s", not_traces[i].what);
 	char hex[3 * 16 + 1] = "", txt[128];
 	for (long i = 0; i < n && i < 16; i++)
 		snprintf(hex + 3 * i, 4, "%02x ", p[i]);
