@@ -58,6 +58,7 @@ static const struct api_route routes[] = {
     READ("/api/v1/jobs/{id}/export/perfetto", api_export_get),
     READ("/api/v1/jobs/{id}/export/pprof", api_export_get),
     READ("/api/v1/jobs/{id}/export/folded", api_export_get),
+    READ("/api/v1/jobs/{id}/export/svg", api_export_get),
     READ("/", static_file),
     READ("/{name}", static_file),
 };

@@ -16,6 +16,7 @@ static const struct {
     [EXPORT_PERFETTO] = {"perfetto", "application/json", ".trace.json"},
     [EXPORT_PPROF] = {"pprof", "application/octet-stream", ".pb.gz"},
     [EXPORT_FOLDED] = {"folded", "text/plain; charset=utf-8", ".folded.txt"},
+    [EXPORT_SVG] = {"svg", "image/svg+xml", ".svg"},
 };
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
@@ -147,6 +148,9 @@ int export_write(const struct profile *p, struct evlog *ev, const struct export_
 		break;
 	case EXPORT_PPROF:
 		rc = export_pprof(p, o, out, err);
+		break;
+	case EXPORT_SVG:
+		rc = export_svg(p, o, out, err);
 		break;
 	case EXPORT_FOLDED:
 		rc = profile_write_folded(p, out, o->metric, o->annotate);

@@ -36,6 +36,10 @@
  *             compressed with zlib.
  * folded      Brendan Gregg's folded stacks, as profile_write_folded: ';' in
  *             names becomes ':', annotate adds _[k] to kernel frames.
+ * svg         a flame graph as flamegraph.pl draws it (root at the bottom,
+ *             children in name order, frames under 0.1 px and rows past 2048
+ *             left out), each frame with its exact total and self weight
+ *             (data-t, data-s) and a tooltip; click to zoom. width pixels.
  *
  * Functions are reentrant: different exports may run on different threads.
  */
@@ -50,7 +54,13 @@
 #include "profile/profile.h"
 #include "timeline/timeline_go.h"
 
-enum export_format { EXPORT_SPEEDSCOPE = 0, EXPORT_PERFETTO, EXPORT_PPROF, EXPORT_FOLDED };
+enum export_format {
+	EXPORT_SPEEDSCOPE = 0,
+	EXPORT_PERFETTO,
+	EXPORT_PPROF,
+	EXPORT_FOLDED,
+	EXPORT_SVG
+};
 
 struct export_opts {
 	enum export_format format;
@@ -64,13 +74,14 @@ struct export_opts {
 	uint64_t max_events;   /* speedscope: sampled form above this; 0: no bound */
 	int sampled;	       /* speedscope: the sampled form even with events */
 	const char *name;      /* the profile's name (e.g. the trace's); NULL: "oobprof" */
+	unsigned width;	       /* svg: pixels (0: 1200) */
 	/* perfetto: a Go execution trace of the same run and its clock model,
 	 * written as a second process (NULL: none). Without cycles its times
 	 * are in records, so the harts' are too (see below). */
 	const struct timeline_go *go;
 };
 
-/* Parses "speedscope", "perfetto", "pprof", "folded"; -EINVAL otherwise. */
+/* Parses "speedscope", "perfetto", "pprof", "folded", "svg"; -EINVAL otherwise. */
 int export_format_parse(const char *s, enum export_format *out);
 const char *export_format_name(enum export_format f);
 /* MIME type of the output. */

@@ -48,5 +48,7 @@ uint64_t export_perfetto_go(FILE *f, const struct export_clock *c, const struct 
 			    uint64_t min_ns);
 int export_pprof(const struct profile *p, const struct export_opts *o, FILE *out,
 		 struct oob_err *err);
+int export_svg(const struct profile *p, const struct export_opts *o, FILE *out,
+	       struct oob_err *err);
 
 #endif
