@@ -17,6 +17,7 @@
 #include "export/export.h"
 #include "cli_go.h"
 #include "cli_impl.h"
+#include "cli_opts.h"
 #include "util/oob_err.h"
 #include "util/oob_log.h"
 #include "util/oob_mem.h"
@@ -26,82 +27,6 @@
 #include "timeline/timeline_json.h"
 #include "trace/trace.h"
 #include "trace/trace_write.h"
-
-/* The --format line, its names from the format table, wrapped at 80
- * columns under the descriptions' column. */
-static void usage_formats(FILE *f)
-{
-	char names[512], text[640];
-	trace_format_list(names, sizeof(names), TRACE_FORMATS_READ, ", ");
-	snprintf(text, sizeof(text), "trace format (%s); default: detect from content", names);
-	int col = fprintf(f, "  --format F           ");
-	for (char *w = strtok(text, " "); w; w = strtok(NULL, " ")) {
-		if (col + 1 + (int)strlen(w) > 80)
-			col = fprintf(f, "\n%23s", "");
-		col += fprintf(f, " %s", w);
-	}
-	fputc('\n', f);
-}
-
-static void usage(FILE *f)
-{
-	fputs("usage: oobprof fold|top|stats|processes [options] TRACE...\n"
-	      "       oobprof timeline [options] [--gotrace F [--go-clock HZ[:OFF]]] TRACE...\n"
-	      "       oobprof convert --to oobt|tracerv-bin [--per-hart] TRACE -o OUT\n"
-	      "       oobprof export --to speedscope|perfetto|pprof|folded [options] TRACE... -o "
-	      "OUT\n"
-	      "options:\n",
-	      f);
-	usage_formats(f);
-	fputs("  --elf PATH[@BASE]     an ELF (program, library, vmlinux); BASE = run-time\n"
-	      "                        address of its lowest segment (PIE, shared libraries)\n"
-	      "  --map perf-PID.map    JIT symbol map\n"
-	      "  --metric M            instructions (default), cycles or calls\n"
-	      "  --annotate            fold: add _[k] to kernel frames\n"
-	      "  --inline              add inlined functions as frames\n"
-	      "  --json                top: JSON output\n"
-	      "  --events F            sideband process events (JSON Lines)\n"
-	      "  --tasks auto|satp     tell processes apart by sideband events, else the\n"
-	      "                        kernel's own functions (auto), or by address space\n"
-	      "                        (satp writes in the trace)\n"
-	      "  --hart N              hart of a single-hart trace file (default 0)\n"
-	      "  --per-hart            convert: one file per hart, OUT-C0, OUT-C1 ... (as\n"
-	      "                        FireSim names them); without cycles in TRACE, a\n"
-	      "                        record's index in the whole trace is its cycle\n"
-	      "  --tracerv-width N     TracerV binary: retire width (default: detect)\n"
-	      "  --tracerv-words N     TracerV binary: 64-bit words per record\n"
-	      "  --tracerv-valid-bit N TracerV binary: valid bit, 40 or 63\n"
-	      "  --max-insns N         stop after N instructions\n"
-	      "  --max-depth N         keep at most N frames per stack (default 1048576;\n"
-	      "                        deeper pushes are dropped, counted as repairs_depth)\n"
-	      "  --window FROM:TO      fold, top, timeline: only [FROM, TO) of the trace's time\n"
-	      "                        axis (cycles, else the record index; TO empty: the end)\n"
-	      "timeline options (JSON of per-hart intervals and Go tracks):\n"
-	      "  --min-duration D      merge intervals shorter than D (axis units)\n"
-	      "  --tracks LIST         harts,goroutines,procs,threads,gc (default: all)\n"
-	      "  --gotrace F           a Go execution trace of the same run\n"
-	      "  --go-clock HZ[:OFF]   its clock: trace time units per second and the trace\n"
-	      "                        time of Go tick 0 (default: fitted, see gotrace --align)\n"
-	      "export options (OUT may be - for stdout):\n"
-	      "  --clock-hz HZ         speedscope, perfetto: cycles per second; times in ns\n"
-	      "  --min-duration NS     perfetto: leave out frames shorter than NS ns (without\n"
-	      "                        --clock-hz, 1 ns stands for one cycle or instruction)\n"
-	      "  --max-events N        speedscope: sampled form above N stack events\n"
-	      "                        (default 5000000; 0: no bound)\n"
-	      "  --sampled             speedscope: sampled form (weights per stack)\n"
-	      "  --name NAME           the profile's name (default: the trace's file name)\n"
-	      "  --gotrace F           perfetto: add a Go execution trace of the run (its clock:\n"
-	      "                        --go-clock, or fitted as for `oobprof timeline`)\n"
-	      "  --metric M            speedscope, perfetto: time in cycles (default when the\n"
-	      "                        trace has them) or instructions; folded: the weight;\n"
-	      "                        pprof: the default sample type\n"
-	      "  --log-level L         error, warn (default), info, debug\n"
-	      "  -o OUT                fold, top, stats, processes, timeline: write to OUT\n"
-	      "                        instead of stdout. Every OUT that is a file is\n"
-	      "                        replaced whole on success and left as it was on\n"
-	      "                        failure; -, a pipe or a device is written through\n",
-	      f);
-}
 
 static int parse_u64(const char *s, uint64_t *out)
 {
@@ -129,68 +54,6 @@ static int add_elf(struct cli *c, char *arg)
 	c->elfs[c->nelfs++] = e;
 	return 0;
 }
-
-enum {
-	OPT_FORMAT = 256,
-	OPT_ELF,
-	OPT_MAP,
-	OPT_METRIC,
-	OPT_ANNOTATE,
-	OPT_INLINE,
-	OPT_JSON,
-	OPT_EVENTS,
-	OPT_HART,
-	OPT_TV_WIDTH,
-	OPT_TV_WORDS,
-	OPT_TV_VALID,
-	OPT_MAX,
-	OPT_MAX_DEPTH,
-	OPT_TO,
-	OPT_LOG,
-	OPT_CLOCK,
-	OPT_MIN_DUR,
-	OPT_MAX_EVENTS,
-	OPT_SAMPLED,
-	OPT_NAME,
-	OPT_WINDOW,
-	OPT_TRACKS,
-	OPT_GOTRACE,
-	OPT_GOCLOCK,
-	OPT_TASKS,
-	OPT_PER_HART,
-};
-
-static const struct option long_opts[] = {
-    {"format", required_argument, NULL, OPT_FORMAT},
-    {"elf", required_argument, NULL, OPT_ELF},
-    {"map", required_argument, NULL, OPT_MAP},
-    {"metric", required_argument, NULL, OPT_METRIC},
-    {"annotate", no_argument, NULL, OPT_ANNOTATE},
-    {"inline", no_argument, NULL, OPT_INLINE},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"events", required_argument, NULL, OPT_EVENTS},
-    {"hart", required_argument, NULL, OPT_HART},
-    {"tracerv-width", required_argument, NULL, OPT_TV_WIDTH},
-    {"tracerv-words", required_argument, NULL, OPT_TV_WORDS},
-    {"tracerv-valid-bit", required_argument, NULL, OPT_TV_VALID},
-    {"max-insns", required_argument, NULL, OPT_MAX},
-    {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
-    {"to", required_argument, NULL, OPT_TO},
-    {"log-level", required_argument, NULL, OPT_LOG},
-    {"clock-hz", required_argument, NULL, OPT_CLOCK},
-    {"min-duration", required_argument, NULL, OPT_MIN_DUR},
-    {"max-events", required_argument, NULL, OPT_MAX_EVENTS},
-    {"sampled", no_argument, NULL, OPT_SAMPLED},
-    {"name", required_argument, NULL, OPT_NAME},
-    {"window", required_argument, NULL, OPT_WINDOW},
-    {"tracks", required_argument, NULL, OPT_TRACKS},
-    {"gotrace", required_argument, NULL, OPT_GOTRACE},
-    {"go-clock", required_argument, NULL, OPT_GOCLOCK},
-    {"tasks", required_argument, NULL, OPT_TASKS},
-    {"per-hart", no_argument, NULL, OPT_PER_HART},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
 
 int cli_bad_value(const char *opt, const char *val)
 {
@@ -238,7 +101,16 @@ static int parse_timeline_opt(struct cli *c, int opt, char *val)
 	switch (opt) {
 	case OPT_WINDOW:
 		c->windowed = 1;
-		return parse_pair("--window", val, u64_num, &c->win.from, &c->win.to);
+		if (parse_pair("--window", val, u64_num, &c->win.from, &c->win.to) < 0)
+			return -EINVAL;
+		if (c->win.to && c->win.to <= c->win.from) {
+			fprintf(stderr,
+				"oobprof: --window %s: TO must be above FROM (or empty: the "
+				"end)\n",
+				val);
+			return -EINVAL;
+		}
+		return 0;
 	case OPT_TRACKS:
 		if (timeline_tracks_parse(val, &c->tracks, &err) < 0)
 			fprintf(stderr, "oobprof: --tracks: %s\n", err.msg);
@@ -337,25 +209,49 @@ static int parse_opt(struct cli *c, int opt, char *val)
 	case 'o':
 		c->out = val;
 		return 0;
-	case 'h':
-		usage(stdout);
-		exit(0);
-	default:
-		usage(stderr);
-		return -EINVAL;
+	case 'n':
+		return parse_u64(val, &c->top_n) < 0 || !c->top_n ? cli_bad_value("-n", val) : 0;
+	default: /* OPT_WIDTH */
+		return parse_number_opt("--width", val, 10000000, &c->width) < 0 || c->width < 100
+			   ? cli_bad_value("--width", val)
+			   : 0;
 	}
 }
 
+/* One line and a hint for an option that is unknown or not this command's. */
+static int refuse_opt(const char *cmd, const char *what, const char *opt)
+{
+	fprintf(stderr, "oobprof %s: %s '%s' ('oobprof %s --help' lists the options)\n", cmd, what,
+		opt, cmd);
+	return -EINVAL;
+}
+
+/* 0 when the command may run, 1 after --help, -EINVAL on a usage error. */
 static int parse_args(struct cli *c, int argc, char **argv)
 {
+	const char *cmd = argv[1];
+	unsigned bit = cli_cmd_bit(cmd);
 	int opt;
 	optind = 2; /* argv[1] is the command */
-	while ((opt = getopt_long(argc, argv, "o:h", long_opts, NULL)) != -1)
+	opterr = 0; /* our own one-line messages */
+	while ((opt = getopt_long(argc, argv, ":o:hn:", cli_long_opts(), NULL)) != -1) {
+		if (opt == '?')
+			return refuse_opt(cmd, "unknown option", argv[optind - 1]);
+		if (opt == ':')
+			return refuse_opt(cmd, "a value is missing after", argv[optind - 1]);
+		if (opt == 'h') {
+			cli_usage(stdout, cmd);
+			return 1;
+		}
+		if (!cli_opt_takes(bit, opt))
+			return refuse_opt(
+			    cmd, "no such option for this command:", cli_opt_spelling(opt));
 		if (parse_opt(c, opt, optarg) < 0)
 			return -EINVAL;
+	}
 	if (optind >= argc) {
-		fputs("oobprof: no trace given\n", stderr);
-		usage(stderr);
+		fprintf(stderr, "oobprof %s: no trace given ('oobprof %s --help' for usage)\n", cmd,
+			cmd);
 		return -EINVAL;
 	}
 	c->ro.elfs = c->elfs;
@@ -422,13 +318,13 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		int (*fn)(struct cli *, int, char **);
-	} cmds[] = {{"fold", cli_cmd_fold},	   {"top", cli_cmd_top},
-		    {"stats", cli_cmd_stats},	   {"processes", cli_cmd_processes},
-		    {"convert", cli_cmd_convert},  {"export", cli_cmd_export},
-		    {"timeline", cli_cmd_timeline}};
+	} cmds[] = {{"fold", cli_cmd_fold},	    {"top", cli_cmd_top},
+		    {"stats", cli_cmd_stats},	    {"processes", cli_cmd_processes},
+		    {"convert", cli_cmd_convert},   {"export", cli_cmd_export},
+		    {"timeline", cli_cmd_timeline}, {"flamegraph", cli_cmd_flamegraph}};
 	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO, .max_events = 5000000};
 	if (argc < 2) {
-		usage(stderr);
+		cli_usage(stderr, NULL);
 		return 2;
 	}
 	if (strcmp(argv[1], "gotrace") == 0)
@@ -436,17 +332,21 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (strcmp(argv[1], cmds[i].name) != 0)
 			continue;
-		int rc =
-		    parse_args(&c, argc, argv) < 0 ? 2 : cli_out_end(cmds[i].fn(&c, argc, argv));
+		int rc = parse_args(&c, argc, argv);
+		rc = rc < 0 ? 2 : rc > 0 ? 0 : cli_out_end(cmds[i].fn(&c, argc, argv));
 		free(c.elfs);
 		free(c.maps);
 		return rc;
 	}
-	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-		usage(stdout);
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		cli_usage(stdout, argc > 2 ? argv[2] : NULL);
 		return 0;
 	}
-	fprintf(stderr, "oobprof: unknown command '%s'\n", argv[1]);
-	usage(stderr);
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+		printf("oobprof %s\n", OOB_VERSION);
+		return 0;
+	}
+	fprintf(stderr, "oobprof: unknown command '%s' ('oobprof --help' lists them)\n", argv[1]);
 	return 2;
 }

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "recon/evlog.h"
@@ -37,11 +39,72 @@ static struct profile *window_of(struct cli *c, struct profile *p, struct evlog 
 	return w;
 }
 
+/* A progress line on stderr, for a person at a terminal: shown once the
+ * work took a second, redrawn at most 5 times a second, erased at the end. */
+struct progress {
+	uint64_t total; /* input bytes, 0 when unknown (a pipe) */
+	double t0, last;
+	int shown;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress_draw(void *ctx, uint64_t bytes, uint64_t insns)
+{
+	struct progress *g = ctx;
+	double t = now_s(), dt = t - g->t0;
+	if (dt < 1.0 || t - g->last < 0.2)
+		return;
+	g->last = t;
+	g->shown = 1;
+	fprintf(stderr, "\r\033[K");
+	if (g->total && bytes < g->total) { /* all read ahead: no bar */
+		double f = (double)bytes / (double)g->total;
+		int bar = (int)(f * 30);
+		fprintf(stderr, "[%-30.*s] %3.0f%%  ", bar, "##############################",
+			100 * f);
+		if (f > 0.01)
+			fprintf(stderr, "ETA %.0f s  ", dt / f - dt);
+	}
+	fprintf(stderr, "%.1f M instructions, %.1f s", (double)insns / 1e6, dt);
+}
+
+static void progress_begin(struct cli *c, struct progress *g, int argc, char **argv)
+{
+	if (!isatty(STDERR_FILENO) || c->ro.progress)
+		return;
+	*g = (struct progress){.t0 = now_s()};
+	for (int i = optind; i < argc; i++) {
+		struct stat st;
+		if (stat(argv[i], &st) == 0 && S_ISREG(st.st_mode))
+			g->total += (uint64_t)st.st_size;
+	}
+	c->ro.progress = progress_draw;
+	c->ro.progress_ctx = g;
+}
+
+static void progress_end(struct cli *c, struct progress *g)
+{
+	if (c->ro.progress_ctx != g)
+		return;
+	if (g->shown)
+		fprintf(stderr, "\r\033[K");
+	c->ro.progress = NULL;
+	c->ro.progress_ctx = NULL;
+}
+
 static struct profile *reconstruct(struct cli *c, int argc, char **argv)
 {
 	struct profile *p;
 	struct oob_err err = {0};
 	struct evlog *log = NULL;
+	struct progress g;
+	progress_begin(c, &g, argc, argv);
 	if (c->windowed && !c->ro.on_event) {
 		if (!(log = evlog_new(NULL, 0, &err))) {
 			fprintf(stderr, "oobprof: %s\n", err.msg);
@@ -52,6 +115,7 @@ static struct profile *reconstruct(struct cli *c, int argc, char **argv)
 	}
 	int rc = recon_run(&c->ro, (const char *const *)argv + optind, (size_t)(argc - optind), &p,
 			   &err);
+	progress_end(c, &g);
 	if (rc == 0 && log)
 		p = window_of(c, p, log, &err);
 	evlog_free(log);
@@ -93,16 +157,32 @@ static int top_json(const struct profile *p, const struct profile_func *v, size_
 	return rc;
 }
 
+static double share(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* pprof's -top layout: counts with their shares of the whole; the cycle
+ * columns only when the trace has cycles. */
 static void top_text(const struct profile *p, const struct profile_func *v, size_t n)
 {
-	printf("%12s %14s %14s %14s %14s %6s  %s\n", "calls", "self_insns", "total_insns",
-	       "self_cycles", "total_cycles", "ipc", "function");
+	const struct profile_node *root = profile_node(p, 0);
+	uint64_t insns = root->total_insns, cycles = root->total_cycles;
+	int cyc = profile_has_cycles(p);
+	printf("%12s %14s %7s %14s %7s", "calls", "self_insns", "self%", "total_insns", "total%");
+	if (cyc)
+		printf(" %14s %7s %14s %6s", "self_cycles", "self%", "total_cycles", "ipc");
+	printf("  function\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct profile_func *f = &v[i];
-		printf("%12" PRIu64 " %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %14" PRIu64
-		       " %6.3f  %s\n",
-		       f->calls, f->self_insns, f->total_insns, f->self_cycles, f->total_cycles,
-		       ipc(f->total_insns, f->total_cycles), profile_frame(p, f->frame)->name);
+		printf("%12" PRIu64 " %14" PRIu64 " %6.2f%% %14" PRIu64 " %6.2f%%", f->calls,
+		       f->self_insns, share(f->self_insns, insns), f->total_insns,
+		       share(f->total_insns, insns));
+		if (cyc)
+			printf(" %14" PRIu64 " %6.2f%% %14" PRIu64 " %6.3f", f->self_cycles,
+			       share(f->self_cycles, cycles), f->total_cycles,
+			       ipc(f->total_insns, f->total_cycles));
+		printf("  %s\n", profile_frame(p, f->frame)->name);
 	}
 }
 
@@ -115,6 +195,8 @@ int cli_cmd_top(struct cli *c, int argc, char **argv)
 	}
 	struct profile_func *v;
 	size_t n = profile_functions(p, c->metric, &v);
+	if (c->top_n && c->top_n < n)
+		n = (size_t)c->top_n;
 	int rc = 0;
 	if (c->json)
 		rc = top_json(p, v, n, c->metric);
@@ -138,6 +220,10 @@ int cli_cmd_stats(struct cli *c, int argc, char **argv)
 	json_t *val;
 	json_object_foreach(j, key, val)
 	{
+		if (json_is_real(val)) { /* seconds: not to the last bit */
+			printf("%s: %.6g\n", key, json_real_value(val));
+			continue;
+		}
 		char *txt = json_dumps(val, JSON_ENCODE_ANY);
 		printf("%s: %s\n", key, txt);
 		free(txt);
@@ -150,6 +236,59 @@ int cli_cmd_stats(struct cli *c, int argc, char **argv)
 	return fflush(stdout) ? 1 : 0;
 }
 
+/* One process and, indented under it, its children (by pid). */
+static void process_row(const struct profile *p, size_t i, unsigned depth, int cyc, char *seen)
+{
+	size_t n = profile_nprocesses(p);
+	const struct profile_process *x = profile_process(p, i);
+	seen[i] = 1;
+	printf("%8" PRId64 " %8" PRId64 " %14" PRIu64 " %14" PRIu64, x->pid, x->ppid, x->insns_user,
+	       x->insns_kernel);
+	if (cyc)
+		printf(" %14" PRIu64 " %14" PRIu64, x->cycles_user, x->cycles_kernel);
+	printf("  %*s%s", (int)(2 * (depth < 20 ? depth : 20)), "",
+	       x->comm && *x->comm ? x->comm : "[unnamed task]");
+	if (x->nexecs)
+		printf("  (exec %s)", x->execs[x->nexecs - 1].path);
+	putchar('\n');
+	for (size_t k = 0; k < n; k++)
+		if (!seen[k] && x->pid >= 0 && profile_process(p, k)->ppid == x->pid)
+			process_row(p, k, depth + 1, cyc, seen);
+}
+
+/* `ps -ef --forest` for the processes the trace showed. */
+static void processes_text(const struct profile *p)
+{
+	size_t n = profile_nprocesses(p);
+	const char *src = profile_process_source(p);
+	if (!n) {
+		puts("no processes: this trace gave no way to tell them apart (a vmlinux with "
+		     "--elf, --events, or --tasks satp can)");
+		return;
+	}
+	int cyc = profile_has_cycles(p);
+	printf("%zu processes, told apart by %s; %" PRIu64 " task switches\n", n, src ? src : "?",
+	       profile_switches(p));
+	printf("%8s %8s %14s %14s", "pid", "ppid", "user_insns", "kernel_insns");
+	if (cyc)
+		printf(" %14s %14s", "user_cycles", "kernel_cycles");
+	printf("  command\n");
+	char *seen = oob_xcalloc(n, 1);
+	/* Roots first: processes whose parent is not in the list. */
+	for (size_t i = 0; i < n; i++) {
+		int64_t pp = profile_process(p, i)->ppid;
+		int orphan = 1;
+		for (size_t k = 0; k < n && orphan; k++)
+			orphan = !(k != i && pp >= 0 && profile_process(p, k)->pid == pp);
+		if (orphan && !seen[i])
+			process_row(p, i, 0, cyc, seen);
+	}
+	for (size_t i = 0; i < n; i++) /* cycles of parents, never expected */
+		if (!seen[i])
+			process_row(p, i, 0, cyc, seen);
+	free(seen);
+}
+
 int cli_cmd_processes(struct cli *c, int argc, char **argv)
 {
 	struct profile *p = reconstruct(c, argc, argv);
@@ -157,10 +296,15 @@ int cli_cmd_processes(struct cli *c, int argc, char **argv)
 		profile_free(p);
 		return 1;
 	}
-	json_t *root = profile_processes_json(p);
-	int rc = json_dumpf(root, stdout, JSON_INDENT(1)) < 0 ? -EIO : 0;
-	putchar('\n');
-	json_decref(root);
+	int rc = 0;
+	if (c->json) {
+		json_t *root = profile_processes_json(p);
+		rc = json_dumpf(root, stdout, JSON_INDENT(1)) < 0 ? -EIO : 0;
+		putchar('\n');
+		json_decref(root);
+	} else {
+		processes_text(p);
+	}
 	profile_free(p);
 	return rc < 0 || fflush(stdout) ? 1 : 0;
 }
@@ -359,6 +503,26 @@ int cli_cmd_export(struct cli *c, int argc, char **argv)
 	profile_free(p);
 	evlog_free(log);
 	return rc;
+}
+
+int cli_cmd_flamegraph(struct cli *c, int argc, char **argv)
+{
+	struct oob_err err = {0};
+	struct profile *p = reconstruct(c, argc, argv);
+	if (!p || cli_out_begin(c->out) < 0) {
+		profile_free(p);
+		return 1;
+	}
+	struct export_opts o = {.format = EXPORT_SVG,
+				.metric = c->metric,
+				.annotate = c->annotate,
+				.width = c->width,
+				.name = c->name ? c->name : base_name(argv[optind])};
+	int rc = export_write(p, NULL, &o, stdout, &err);
+	if (rc < 0)
+		fprintf(stderr, "oobprof flamegraph: %s\n", err.msg);
+	profile_free(p);
+	return rc < 0 ? 1 : 0;
 }
 
 int cli_cmd_timeline(struct cli *c, int argc, char **argv)

@@ -34,6 +34,8 @@ struct cli {
 	const char *gotrace;
 	int have_go_clock;
 	double go_hz, go_offset;
+	uint64_t top_n; /* top -n: 0 = all */
+	unsigned width; /* flamegraph --width: 0 = the default */
 };
 
 /* Prints "oobprof: OPT: bad value 'VAL'" on stderr; returns -EINVAL. */
@@ -48,5 +50,6 @@ int cli_cmd_processes(struct cli *c, int argc, char **argv);
 int cli_cmd_convert(struct cli *c, int argc, char **argv);
 int cli_cmd_export(struct cli *c, int argc, char **argv);
 int cli_cmd_timeline(struct cli *c, int argc, char **argv);
+int cli_cmd_flamegraph(struct cli *c, int argc, char **argv);
 
 #endif

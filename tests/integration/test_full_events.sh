@@ -24,7 +24,7 @@ cat >"$tmp/ev.jsonl" <<EOT
 {"event": "exit", "hart": 0, "seq": $((N - 1)), "pid": 43}
 {"event": "map", "hart": 0, "seq": 5, "pid": 42, "path": "/lib/x.so", "base": 4096, "size": 4096}
 EOT
-"$CLI" processes --events "$tmp/ev.jsonl" --elf "$G/mixed" "$G/mixed.oobt" >"$tmp/p.json" ||
+"$CLI" processes --json --events "$tmp/ev.jsonl" --elf "$G/mixed" "$G/mixed.oobt" >"$tmp/p.json" ||
 	{ echo "FAIL: $T: processes: oobprof failed"; exit 1; }
 "$CLI" fold --events "$tmp/ev.jsonl" --elf "$G/mixed" "$G/mixed.oobt" >"$tmp/fold" ||
 	{ echo "FAIL: $T: fold: oobprof failed"; exit 1; }

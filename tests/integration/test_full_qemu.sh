@@ -297,7 +297,7 @@ for v in ("sv57", "sv39", "smp2"):
     # ---- 7. the process tree against the console. Siblings forked before
     # any of them ran are interchangeable without registers: their pids
     # must be the console's or -1; everything else must be exact.
-    ok_p, _, e_proc = run([cli, "processes"] + opts + [trace], tmp + "/procs.json")
+    ok_p, _, e_proc = run([cli, "processes", "--json"] + opts + [trace], tmp + "/procs.json")
     procs = json.load(open(tmp + "/procs.json"))["processes"] if ok_p else []
     by_pid = {p["pid"]: p for p in procs if p["pid"] > 0}
     bad = [] if ok_p else ["oobprof processes failed: " + e_proc]
@@ -368,7 +368,7 @@ for v in ("sv57", "sv39", "smp2"):
         ok_c, _, e_c = run([cli, "convert", "--to", "oobt", "--per-hart", trace, "-o", split],
                            tmp + "/convert.out")
         files = ["%s-C%d" % (split, k) for k in range(harts)][::-1]
-        ok_p2, _, e_p2 = run([cli, "processes"] + opts + files, tmp + "/procs2.json")
+        ok_p2, _, e_p2 = run([cli, "processes", "--json"] + opts + files, tmp + "/procs2.json")
         ok_t2, _, e_t2 = run([cli, "top", "--json"] + opts + files, tmp + "/top2.json")
         def tree(ps):
             return sorted((p["pid"], p["ppid"], p["comm"],
@@ -452,7 +452,7 @@ for v in ("sv57", "sv39", "smp2"):
         def tree(ps):
             return sorted((p["pid"], p["ppid"], p["comm"],
                            tuple(os.path.basename(e["path"]) for e in p["exec"])) for p in ps)
-        ok1, out1, err1 = piped(["processes"])
+        ok1, out1, err1 = piped(["processes", "--json"])
         ok2, out2, err2 = piped(["top", "--json"])
         if not (ok1 and ok2):
             line("FAIL", v, "tracerv-bin: oobprof runs", err1 or err2)

@@ -21,22 +21,22 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 ELFS="--elf $G/vmlinux --elf $S/init --elf $S/prog"
 
-"$CLI" processes $ELFS "$LOG" >"$tmp/procs.json" || { echo "FAIL: $T: processes: oobprof failed"; exit 1; }
+"$CLI" processes --json $ELFS "$LOG" >"$tmp/procs.json" || { echo "FAIL: $T: processes: oobprof failed"; exit 1; }
 "$CLI" fold --annotate $ELFS "$LOG" >"$tmp/fold" || { echo "FAIL: $T: fold: oobprof failed"; exit 1; }
 "$CLI" stats $ELFS "$LOG" >"$tmp/stats" || { echo "FAIL: $T: stats: oobprof failed"; exit 1; }
 # Tasks as address spaces instead: the satp writes in the log, nothing from
 # the kernel's functions.
-"$CLI" processes --tasks satp $ELFS "$LOG" >"$tmp/satp.json" &&
+"$CLI" processes --json --tasks satp $ELFS "$LOG" >"$tmp/satp.json" &&
 	"$CLI" fold --annotate --tasks satp $ELFS "$LOG" >"$tmp/satp.fold" ||
 	{ echo "FAIL: $T: satp: oobprof failed"; exit 1; }
 # The same run as FireSim's TracerV would give it: pc only (no bits, no
 # registers, no privilege): user binaries can only be told apart by matching.
 "$CLI" convert --to tracerv-bin "$LOG" -o "$tmp/pc.trv" &&
-	"$CLI" processes $ELFS "$tmp/pc.trv" >"$tmp/matched.json" &&
+	"$CLI" processes --json $ELFS "$tmp/pc.trv" >"$tmp/matched.json" &&
 	"$CLI" top --json $ELFS "$tmp/pc.trv" >"$tmp/matched-top.json" ||
 	{ echo "FAIL: $T: matched: oobprof failed"; exit 1; }
 # Address spaces need satp writes: a pc-only trace is refused, with the reason.
-if "$CLI" processes --tasks satp $ELFS "$tmp/pc.trv" >/dev/null 2>"$tmp/satp.err"; then
+if "$CLI" processes --json --tasks satp $ELFS "$tmp/pc.trv" >/dev/null 2>"$tmp/satp.err"; then
 	echo "FAIL: $T: tasks by satp refused without registers: accepted"
 else
 	grep -q "no CSR writes" "$tmp/satp.err" &&

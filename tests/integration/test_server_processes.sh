@@ -24,7 +24,7 @@ job=$(jq_py "$W/job0.json" 'j["id"]')
 state=$(wait_job "$job" 300)
 [ "$state" = done ] || { fail job "state $state"; srv_stop; exit 0; }
 code=$(http GET "$SRV_URL/api/v1/jobs/$job/processes" "$W/api.json")
-"$OOB_BUILDDIR/oobprof" processes --elf "$GEN/vmlinux" --elf "$S/init" --elf "$S/prog" "$LOG" >"$W/cli.json"
+"$OOB_BUILDDIR/oobprof" processes --json --elf "$GEN/vmlinux" --elf "$S/init" --elf "$S/prog" "$LOG" >"$W/cli.json"
 python3 - "$W/api.json" "$W/cli.json" "$code" <<'PY'
 import json, sys
 T = "test_server_processes"
@@ -41,7 +41,7 @@ curl -s -d "{\"trace\": $tr, \"binaries\": [$ids], \"options\": {\"tasks\": \"sa
 sjob=$(jq_py "$W/job-satp.json" 'j["id"]')
 state=$(wait_job "$sjob" 300)
 code=$(http GET "$SRV_URL/api/v1/jobs/$sjob/processes" "$W/api-satp.json")
-"$OOB_BUILDDIR/oobprof" processes --tasks satp --elf "$GEN/vmlinux" --elf "$S/init" --elf "$S/prog" \
+"$OOB_BUILDDIR/oobprof" processes --json --tasks satp --elf "$GEN/vmlinux" --elf "$S/init" --elf "$S/prog" \
 	"$LOG" >"$W/cli-satp.json"
 python3 - "$W/api-satp.json" "$W/cli-satp.json" "$code" "$state" <<'PY'
 import json, sys

@@ -23,7 +23,7 @@ done
 	exit 0
 }
 set -- --elf "$L/smp2/vmlinux" --elf "$L/init" --elf "$L/calls" --elf "$L/sort" --elf "$L/syscalls"
-"$CLI" processes "$@" "$W/TRACEFILE-C0" "$W/TRACEFILE-C1" >"$W/cli.procs.json" &&
+"$CLI" processes --json "$@" "$W/TRACEFILE-C0" "$W/TRACEFILE-C1" >"$W/cli.procs.json" &&
 	"$CLI" fold "$@" "$W/TRACEFILE-C0" "$W/TRACEFILE-C1" >"$W/cli.folded" || {
 	fail "cli" "oobprof processes/fold on the split files failed"
 	exit 0
