@@ -89,6 +89,7 @@ static uint8_t side_of(const struct profile *r, const struct work *w, uint32_t i
 	switch (profile_frame(r, n->frame)->kind) {
 	case PROFILE_FRAME_KERNEL:
 	case PROFILE_FRAME_MARKER:
+	case PROFILE_FRAME_FIRMWARE: /* privileged: with the kernel */
 		return SIDE_KERNEL;
 	case PROFILE_FRAME_INLINE:
 		return w->side[n->parent];

@@ -116,6 +116,8 @@ static struct profile *reconstruct(struct cli *c, int argc, char **argv)
 	int rc = recon_run(&c->ro, (const char *const *)argv + optind, (size_t)(argc - optind), &p,
 			   &err);
 	progress_end(c, &g);
+	for (size_t i = 0; rc == 0 && i < profile_nwarnings(p); i++)
+		fprintf(stderr, "oobprof: warning: %s\n", profile_warning(p, i)->message);
 	if (rc == 0 && log)
 		p = window_of(c, p, log, &err);
 	evlog_free(log);

@@ -23,6 +23,7 @@ struct result_doc {
 	size_t nframes;
 	struct profile_stats st;
 	json_t *processes; /* borrowed from the document */
+	json_t *warnings;  /* likewise; NULL in results stored before them */
 	int has_cycles, partial;
 	struct oob_arena *arena;
 };
@@ -70,11 +71,11 @@ char *result_json_from_profile(const struct profile *p, int partial, size_t *len
 		    nodes, json_pack("[I, I, I, I, I]", par, fr, (json_int_t)n->calls,
 				     (json_int_t)n->self_insns, (json_int_t)n->self_cycles));
 	}
-	json_t *doc =
-	    json_pack("{s:s, s:i, s:b, s:b, s:o, s:o, s:o, s:o}", "format", "oobprof-profile",
-		      "version", RESULT_VERSION, "partial", partial, "has_cycles",
-		      profile_has_cycles(p), "stats", profile_stats_json(profile_stats(p)),
-		      "frames", frames, "nodes", nodes, "processes", processes_json(p));
+	json_t *doc = json_pack(
+	    "{s:s, s:i, s:b, s:b, s:o, s:o, s:o, s:o, s:o}", "format", "oobprof-profile", "version",
+	    RESULT_VERSION, "partial", partial, "has_cycles", profile_has_cycles(p), "stats",
+	    profile_stats_json(profile_stats(p)), "frames", frames, "nodes", nodes, "processes",
+	    processes_json(p), "warnings", profile_warnings_json(p));
 	char *text = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
 	if (len)
@@ -94,7 +95,7 @@ static int parse_frame(struct result_doc *r, size_t i, json_t *v, struct oob_err
 	int kind;
 	if (json_unpack(v, "[o, o, o, I, i, o]", &name, &bin, &file, &line, &kind, &addr) < 0 ||
 	    !json_is_string(name) || !json_is_string(addr) || kind < 0 ||
-	    kind > PROFILE_FRAME_INLINE || line < 0 || line > UINT32_MAX)
+	    kind > PROFILE_FRAME_FIRMWARE || line < 0 || line > UINT32_MAX)
 		return oob_err_set(err, -EINVAL, "profile: frame %zu is malformed", i);
 	struct profile_frame *f = &r->frames[i];
 	f->name = dup_or_null(r->arena, name);
@@ -173,6 +174,7 @@ static int parse_doc(struct result_doc *r, json_t *doc, struct oob_err *err)
 		if ((rc = parse_node(r, i, json_array_get(nodes, i), err)) < 0)
 			return rc;
 	r->processes = json_object_get(doc, "processes");
+	r->warnings = json_object_get(doc, "warnings");
 	return parse_stats(r, stats, err);
 }
 
@@ -188,7 +190,8 @@ struct result *result_parse(const char *text, size_t n, struct oob_err *err)
 	struct result *r = NULL;
 	if (parse_doc(&d, doc, err) == 0) {
 		struct profile *p = profile_new(d.nodes, d.nnodes, d.frames, d.nframes, &d.st, err);
-		if (p && profile_processes_from_json(p, d.processes, err) < 0) {
+		if (p && (profile_processes_from_json(p, d.processes, err) < 0 ||
+			  profile_warnings_from_json(p, d.warnings, err) < 0)) {
 			profile_free(p);
 			p = NULL;
 		}

@@ -227,6 +227,26 @@ static int result_size_ok(const char *what, size_t len, struct oob_err *err)
 			   what, len >> 20, RESULT_MAX_BYTES >> 20);
 }
 
+/* The profile's warnings in the job's summary, as many as its catalog
+ * column holds (the result file keeps them all). */
+static void summary_warnings(json_t *sj, const struct profile *p, size_t room)
+{
+	json_t *a = json_array();
+	char *base = json_dumps(sj, JSON_COMPACT);
+	size_t used = (base ? strlen(base) : 0) + 16;
+	free(base);
+	for (size_t i = 0; i < profile_nwarnings(p); i++) {
+		const struct profile_warning *w = profile_warning(p, i);
+		size_t need = strlen(w->kind) + 2 * strlen(w->message) + 32; /* escapes */
+		if (used + need >= room)
+			break;
+		used += need;
+		json_array_append_new(
+		    a, json_pack("{s:s, s:s}", "kind", w->kind, "message", w->message));
+	}
+	json_object_set_new(sj, "warnings", a);
+}
+
 /* Writes both result files and fills the catalog row for them. */
 static int write_result(struct run *run, const struct profile *p, int partial,
 			struct catalog_result *r, struct oob_err *err)
@@ -259,6 +279,7 @@ static int write_result(struct run *run, const struct profile *p, int partial,
 	struct profile_stats st = *profile_stats(p);
 	st.partial = partial;
 	json_t *sj = profile_stats_json(&st);
+	summary_warnings(sj, p, sizeof(r->stats));
 	char *stats = json_dumps(sj, JSON_COMPACT);
 	json_decref(sj);
 	snprintf(r->stats, sizeof(r->stats), "%s", stats ? stats : "{}");

@@ -20,6 +20,7 @@ const KINDS = [
   ['marker', 'trap or interrupt entry, [unknown]'],
   ['process', 'process root'],
   ['inline', 'inlined function'],
+  ['firmware', 'machine-mode firmware (OpenSBI)'],
 ];
 
 // Kernel frames in blues, user frames in oranges: told apart also by people
@@ -37,6 +38,7 @@ export function frameColor(libtype, name) {
     case 'marker': return `hsl(0, 0%, ${72 + 8 * v}%)`;
     case 'process': return `hsl(${150 + 15 * v}, 40%, ${66 + 10 * v}%)`;
     case 'inline': return `hsl(${48 + 8 * v}, 85%, ${70 + 10 * v}%)`;
+    case 'firmware': return `hsl(${270 + 20 * v}, 45%, ${72 + 10 * v}%)`;
     case 'root': return 'hsl(0, 0%, 86%)';
     default: return `hsl(${12 + 28 * v}, 85%, ${64 + 12 * v}%)`;
   }
@@ -69,14 +71,24 @@ function summary(job, trace) {
     ['instructions', num(s.instructions)],
     ['cycles', s.cycles ? num(s.cycles) : 'not in this trace'],
     ['IPC', ipc(s.instructions, s.cycles)],
-    ['calls / returns', `${num(s.calls)} / ${num(s.returns)}`],
+    ['calls', `${num(s.calls)} (tail calls: ${num(s.tail_calls)}; the calls metric counts both)`],
+    ['returns', num(s.returns)],
     ['traps', num(s.traps)],
     ['harts', num(s.harts)],
     ['stack repairs', `${num(s.repairs_unwind)} unwound, ${num(s.repairs_unknown)} resynchronized`],
     ['finished', date(job.finished)],
   ];
   if (job.partial) rows.push(['partial', 'yes: the trace was still arriving or was cut short']);
-  return el('dl', { class: 'summary' }, rows.map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
+  const dl = el('dl', { class: 'summary' }, rows.map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
+  return [warnings(s.warnings), dl];
+}
+
+// What recon saw that makes the profile less than it seems (code of no
+// given ELF, a binary that is not what ran): shown first, never hidden.
+function warnings(list) {
+  if (!list || !list.length) return null;
+  return el('ul', { class: 'warnings', role: 'alert', 'aria-label': 'warnings' },
+    list.map((w) => el('li', { 'data-kind': w.kind }, w.message)));
 }
 
 function legend() {

@@ -79,6 +79,9 @@ static void colour(const struct profile_frame *fr, char *buf, size_t n)
 	case PROFILE_FRAME_INLINE:
 		snprintf(buf, n, "rgb(%u,%u,%u)", 90 + a, 190 + b / 2, 90 + a);
 		break;
+	case PROFILE_FRAME_FIRMWARE:
+		snprintf(buf, n, "rgb(%u,%u,%u)", 150 + a, 110 + b / 2, 200);
+		break;
 	default:
 		snprintf(buf, n, "rgb(%u,%u,%u)", 205 + a, 80 + b * 2, 55 + b / 2);
 	}

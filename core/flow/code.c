@@ -70,8 +70,14 @@ void code_put(struct code_space *cs, uint64_t pc, uint32_t bits)
 	if (!stale) {
 		uint32_t elf;
 		const uint64_t *b = oob_map_get(&cs->blocks, pc);
+		int in_elf = code_elf_fetch(cs, pc, &elf);
+		cs->elf_checked += in_elf;
+		if (in_elf && elf != bits && !cs->elf_differ++) {
+			cs->first_differ = pc;
+			cs->first_differ_bits = bits;
+		}
 		stale = (b && ((const struct code_block *)(uintptr_t)*b)->end == CODE_END_NOCODE) ||
-			(code_elf_fetch(cs, pc, &elf) && elf != bits);
+			(in_elf && elf != bits);
 	}
 	if (stale) {
 		oob_map_clear(&cs->blocks);

@@ -75,6 +75,11 @@ struct code_space {
 	/* The user program this space holds (process mode: exec picks the space
 	 * by this binary's name), or NULL. */
 	const struct sym_binary *main_binary;
+	/* pcs whose executed bits the trace showed where an ELF image has
+	 * bits too, and how many of them differ (the first such pc): code
+	 * that is not the given binary's ran there (recon_warn). */
+	uint64_t elf_checked, elf_differ, first_differ;
+	uint32_t first_differ_bits; /* what the trace showed there */
 };
 
 #define CODE_CHAIN_MAX 8

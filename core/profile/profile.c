@@ -1,6 +1,8 @@
 #include "profile/profile.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,9 +99,34 @@ void profile_copy_processes(struct profile *dst, const struct profile *src)
 	profile_set_processes(dst, src->procs, src->nprocs, src->proc_source, src->switches);
 }
 
+void profile_add_warning(struct profile *p, const char *kind, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	if (p->nwarnings == PROFILE_WARNINGS_MAX)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	p->warnings[p->nwarnings++] = (struct profile_warning){oob_arena_strdup(p->arena, kind),
+							       oob_arena_strdup(p->arena, msg)};
+}
+
+size_t profile_nwarnings(const struct profile *p)
+{
+	return p->nwarnings;
+}
+
+const struct profile_warning *profile_warning(const struct profile *p, size_t i)
+{
+	return i < p->nwarnings ? &p->warnings[i] : NULL;
+}
+
 const char *profile_frame_kind_name(unsigned kind)
 {
 	switch (kind) {
+	case PROFILE_FRAME_FIRMWARE:
+		return "firmware";
 	case PROFILE_FRAME_KERNEL:
 		return "kernel";
 	case PROFILE_FRAME_MARKER:

@@ -25,6 +25,7 @@ enum profile_frame_kind {
 	PROFILE_FRAME_MARKER,	/* [trap: ecall], [irq: timer], [unknown] */
 	PROFILE_FRAME_PROCESS,	/* a process root ("prog 17") */
 	PROFILE_FRAME_INLINE,	/* an inlined function (--inline) */
+	PROFILE_FRAME_FIRMWARE, /* machine-mode code (OpenSBI, BBL) of no given ELF */
 };
 
 struct profile_frame {
@@ -181,6 +182,23 @@ void profile_set_processes(struct profile *p, const struct profile_process *v, s
 			   const char *source, uint64_t switches);
 /* The process list of src, copied into dst (profiles of one run). */
 void profile_copy_processes(struct profile *dst, const struct profile *src);
+
+/* What a user should know before trusting the profile: code that ran in no
+ * given ELF, a binary whose bits are not what ran, ... (recon's checks).
+ * kind is a short stable word ("no_elf", "no_vmlinux", "firmware",
+ * "bits_mismatch"), message a sentence saying what to do. */
+struct profile_warning {
+	const char *kind;
+	const char *message;
+};
+
+#define PROFILE_WARNINGS_MAX 16
+
+/* Adds a warning (copied; at most PROFILE_WARNINGS_MAX are kept). */
+void profile_add_warning(struct profile *p, const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+size_t profile_nwarnings(const struct profile *p);
+const struct profile_warning *profile_warning(const struct profile *p, size_t i);
 
 /* Per-function totals (by frame), the rows of `oobprof top`. Recursion is
  * counted once in totals (a frame's total excludes nested instances). */

@@ -22,7 +22,9 @@ struct profile {
 	size_t nprocs;
 	const char *proc_source;
 	uint64_t switches;
-	struct oob_arena *arena; /* frame strings, process data */
+	struct profile_warning warnings[PROFILE_WARNINGS_MAX];
+	size_t nwarnings;
+	struct oob_arena *arena; /* frame strings, process data, warnings */
 };
 
 /* Symbolizes the frames once, derives totals and child lists. Never NULL. */

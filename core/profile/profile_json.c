@@ -159,7 +159,37 @@ json_t *profile_top_json(const struct profile *p, const struct profile_func *v, 
 	json_t *arr = json_array();
 	for (size_t i = 0; i < n && i < limit; i++)
 		json_array_append_new(arr, profile_func_json(p, &v[i]));
-	return json_pack("{s:s, s:b, s:I, s:o, s:o}", "metric", profile_metric_name(m), "partial",
-			 partial, "count", (json_int_t)n, "functions", arr, "stats",
-			 profile_stats_json(profile_stats(p)));
+	return json_pack("{s:s, s:b, s:I, s:o, s:o, s:o}", "metric", profile_metric_name(m),
+			 "partial", partial, "count", (json_int_t)n, "functions", arr, "stats",
+			 profile_stats_json(profile_stats(p)), "warnings",
+			 profile_warnings_json(p));
+}
+
+json_t *profile_warnings_json(const struct profile *p)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < profile_nwarnings(p); i++) {
+		const struct profile_warning *w = profile_warning(p, i);
+		json_array_append_new(
+		    a, json_pack("{s:s, s:s}", "kind", w->kind, "message", w->message));
+	}
+	return a;
+}
+
+int profile_warnings_from_json(struct profile *p, const json_t *a, struct oob_err *err)
+{
+	size_t i;
+	json_t *v;
+	if (!a)
+		return 0;
+	if (!json_is_array(a))
+		return oob_err_set(err, -EINVAL, "profile: \"warnings\" is not an array");
+	json_array_foreach(a, i, v)
+	{
+		const char *kind, *msg;
+		if (json_unpack((json_t *)v, "{s:s, s:s}", "kind", &kind, "message", &msg) < 0)
+			return oob_err_set(err, -EINVAL, "profile: warning %zu is malformed", i);
+		profile_add_warning(p, kind, "%s", msg);
+	}
+	return 0;
 }

@@ -35,7 +35,8 @@ json_t *profile_func_json(const struct profile *p, const struct profile_func *f)
 /*
  * The per-function table, as `oobprof top --json` prints it and
  * GET /api/v1/jobs/{id}/top answers: {"metric", "partial", "count",
- * "functions": [profile_func_json of the first limit of v[n]], "stats"}.
+ * "functions": [profile_func_json of the first limit of v[n]], "stats",
+ * "warnings": profile_warnings_json}.
  * v is sorted by m (profile_functions); count is n, the functions in all.
  */
 json_t *profile_top_json(const struct profile *p, const struct profile_func *v, size_t n,
@@ -46,5 +47,11 @@ json_t *profile_top_json(const struct profile *p, const struct profile_func *v, 
  * frame; without it the frame is PROFILE_NONE. -EINVAL naming the first
  * malformed entry; a NULL doc means no processes. */
 int profile_processes_from_json(struct profile *p, const json_t *doc, struct oob_err *err);
+
+/* [{"kind", "message"}] of profile_warning. Returns a new reference. */
+json_t *profile_warnings_json(const struct profile *p);
+/* Reads that shape back into p; NULL (a result stored before warnings
+ * existed) means none. -EINVAL for a malformed entry. */
+int profile_warnings_from_json(struct profile *p, const json_t *a, struct oob_err *err);
 
 #endif

@@ -512,6 +512,7 @@ int recon_finish(struct recon *r, struct profile **out)
 	*out = profile_build(&r->cct, &r->run.frames, (const struct sym_space *const *)r->run.syms,
 			     r->run.nspaces, &r->run.st);
 	add_processes(r, *out);
+	recon_warn(r, *out);
 	return 0;
 }
 

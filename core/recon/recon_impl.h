@@ -99,6 +99,9 @@ static inline int same_frame(const struct code_block *from, const struct code_bl
 	return nb->func == top;
 }
 
+/* recon_warn.c: warnings and firmware frames on the finished profile. */
+void recon_warn(const struct recon *r, struct profile *p);
+
 /* recon_stack.c */
 extern const struct tracker_services recon_services;
 void recon_charge(struct recon *r, struct tracker_hart *h, uint64_t now, uint64_t cycle);

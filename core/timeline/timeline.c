@@ -129,7 +129,8 @@ static int on_hart_event(void *ctx, const struct recon_event *ev)
 	struct timeline_span s = {.a = TIMELINE_NONE, .n = 1};
 	if (h->n) {
 		s.a = x->proc_of[h->stk[0]];
-		s.state = profile_frame(x->p, h->stk[h->n - 1])->kind == PROFILE_FRAME_KERNEL;
+		uint8_t kind = profile_frame(x->p, h->stk[h->n - 1])->kind;
+		s.state = kind == PROFILE_FRAME_KERNEL || kind == PROFILE_FRAME_FIRMWARE;
 	}
 	if (!h->started) {
 		h->started = 1;
