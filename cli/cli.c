@@ -64,6 +64,11 @@ static void usage(FILE *f)
 	      "  --tasks auto|satp     tell processes apart by sideband events, else the\n"
 	      "                        kernel's own functions (auto), or by address space\n"
 	      "                        (satp writes in the trace)\n"
+	      "  --nonlocal auto|pc|sp-only  what decides non-local landings (longjmp,\n"
+	      "                        exceptions, signals): the stack pointer where the\n"
+	      "                        trace has its writes, then pc-only rules (auto);\n"
+	      "                        pc-only rules alone (pc); the stack pointer alone\n"
+	      "                        (sp-only)\n"
 	      "  --hart N              hart of a single-hart trace file (default 0)\n"
 	      "  --per-hart            convert: one file per hart, OUT-C0, OUT-C1 ... (as\n"
 	      "                        FireSim names them); without cycles in TRACE, a\n"
@@ -158,6 +163,7 @@ enum {
 	OPT_GOCLOCK,
 	OPT_TASKS,
 	OPT_PER_HART,
+	OPT_NONLOCAL,
 };
 
 static const struct option long_opts[] = {
@@ -188,6 +194,7 @@ static const struct option long_opts[] = {
     {"go-clock", required_argument, NULL, OPT_GOCLOCK},
     {"tasks", required_argument, NULL, OPT_TASKS},
     {"per-hart", no_argument, NULL, OPT_PER_HART},
+    {"nonlocal", required_argument, NULL, OPT_NONLOCAL},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -284,6 +291,10 @@ static int parse_opt(struct cli *c, int opt, char *val)
 		return 0;
 	case OPT_TASKS:
 		return recon_tasks_parse(val, &c->ro.tasks) < 0 ? cli_bad_value("--tasks", val) : 0;
+	case OPT_NONLOCAL:
+		return recon_nonlocal_parse(val, &c->ro.nonlocal) < 0
+			   ? cli_bad_value("--nonlocal", val)
+			   : 0;
 	case OPT_HART:
 		if (parse_number_opt("--hart", val, 65535, &u) < 0)
 			return -EINVAL;

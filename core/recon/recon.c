@@ -163,6 +163,7 @@ static void batch(struct recon *r, const struct trace_batch *b)
 	h->cycles = b->cycle != NULL;
 	r->run.b = b;
 	r->xi = 0;
+	r->spx = 0;
 	proc_batch(&r->run.proc, b);
 	if (ops && ops->on_batch)
 		ops->on_batch(r->trk, h);
@@ -600,6 +601,17 @@ int recon_tasks_parse(const char *s, enum recon_tasks *out)
 const char *recon_tasks_name(enum recon_tasks t)
 {
 	return t == RECON_TASKS_SATP ? "satp" : "auto";
+}
+
+int recon_nonlocal_parse(const char *s, enum recon_nonlocal *out)
+{
+	static const char *const names[] = {"auto", "pc", "sp-only"};
+	for (int k = 0; k < 3; k++)
+		if (strcmp(s, names[k]) == 0) {
+			*out = (enum recon_nonlocal)k;
+			return 0;
+		}
+	return -EINVAL;
 }
 
 int recon_run(const struct recon_opts *opts, const char *const *traces, size_t ntraces,
