@@ -180,6 +180,8 @@ static void batch(struct recon *r, const struct trace_batch *b)
 			ops->on_stop(r->trk, h, e);
 		s = e;
 	}
+	if (b->nx) /* the batch's last writes of sp: the next batch starts after them */
+		recon_sp_sync(r, h, b->n);
 	h->seq += b->n;
 	r->run.gseq += b->n;
 	if (b->cycle)

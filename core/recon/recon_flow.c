@@ -85,8 +85,12 @@ static void ret(struct recon *r, struct tracker_hart *h, struct code_block *nb, 
 		r->trk->ops->on_return(r->trk, h, nb->start, i);
 	uint32_t base = stack_segment_base(h->stk);
 	/* The register regime first (3.6): where the top frame's return address
-	 * does not explain the landing, the stack pointer decides. */
-	if (h->sp && stack_top(h->stk)->ret != nb->start && recon_sp_land(r, h, nb))
+	 * does not explain the landing, or sp is not back at the top frame's
+	 * entry sp (the unwinder "returns" to a pad that starts at the return
+	 * site of its own call to _Unwind_Resume), the stack pointer decides. */
+	const struct stack_entry *top = stack_top(h->stk);
+	if (h->sp && (top->ret != nb->start || (top->sp && top->sp != h->sp)) &&
+	    recon_sp_land(r, h, nb))
 		return;
 	/* The unwinder's return to a landing pad first: a pad can start at a
 	 * return address (after a call to __cxa_throw, which never returns). */
