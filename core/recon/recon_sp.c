@@ -35,14 +35,15 @@ static int dead(const struct stack_entry *e, uint64_t s, uint32_t fn, int topmos
 	return e->sp < s || (e->sp == s && !(topmost && e->frame == fn));
 }
 
-/* A marker a landing of sp s in user code may leave behind: a trap whose
- * interrupted sp (user space) is at or below s. The handler above it ran
- * below that sp or on an alternate stack; either way a landing at or above
- * the interrupted sp (rt_sigreturn: at it; siglongjmp: above it) ends it. */
+/* A trap marker a landing of sp s in user code may leave behind, when the
+ * segment above it (a signal handler, on the interrupted stack or on an
+ * alternate one) has no live frame of the landing's function: rt_sigreturn
+ * and siglongjmp land below it. The walk below must then find the frame,
+ * else nothing changes. Kernel segments run on other stacks: never. */
 static int marker_left(const struct stack_entry *m, uint64_t s, const struct code_block *nb)
 {
-	return (m->marker == IDS_MARK_TRAP || m->marker == IDS_MARK_TRAP_CALL) && m->sp &&
-	       !nb->kernel && !(s >> 63) && !(m->sp >> 63) && m->sp <= s;
+	return (m->marker == IDS_MARK_TRAP || m->marker == IDS_MARK_TRAP_CALL) && !nb->kernel &&
+	       !(s >> 63);
 }
 
 int recon_sp_land(struct recon *r, struct tracker_hart *h, const struct code_block *nb)

@@ -294,22 +294,22 @@ void sp_syscall(unsigned vcpu, int64_t num)
 }
 
 /* sp changed between the last anchor and the current record with no
- * instruction writing it: on the record after the transfer the code cannot
- * make (every write since then moves with it), else on the record before. */
+ * instruction writing it: QEMU delivered a signal before the record after
+ * a transfer the code cannot make (the handler's entry). As Spike shows a
+ * kernel's delivery, the handler's first instruction sees the new sp: the
+ * change goes on the record before it (the interrupted one), and every
+ * write since moves with it. Without such a transfer: on the record before
+ * the current one. */
 static void invisible(struct vst *v, uint64_t a)
 {
 	int64_t corr = (int64_t)(a - v->sp);
 	struct trace_batch *b = S.b;
 	if (v->disc) {
-		int at = 0;
 		for (uint32_t k = 0; k < b->nx; k++)
 			if (b->x[k].idx >= v->didx && b->x[k].kind == TRACE_X_REG &&
-			    b->x[k].num == 2) {
+			    b->x[k].num == 2)
 				b->x[k].val += (uint64_t)corr;
-				at |= b->x[k].idx == v->didx;
-			}
-		if (!at)
-			emit(v->didx, v->dsp + (uint64_t)corr);
+		emit(v->didx ? v->didx - 1 : 0, v->dsp + (uint64_t)corr);
 		S.fixes++;
 	} else if (v->cur_in_batch && v->cur_idx > 0) {
 		emit(v->cur_idx - 1, a);
@@ -348,8 +348,8 @@ uint32_t sp_keep_from(void)
 		return k;
 	if (v->npend && v->pidx[0] < k)
 		k = v->pidx[0];
-	if (v->disc && v->didx < k)
-		k = v->didx;
+	if (v->disc && v->didx - (v->didx > 0) < k)
+		k = v->didx - (v->didx > 0);
 	return k;
 }
 
