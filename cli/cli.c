@@ -156,6 +156,10 @@ static int parse_opt(struct cli *c, int opt, char *val)
 		return 0;
 	case OPT_TASKS:
 		return recon_tasks_parse(val, &c->ro.tasks) < 0 ? cli_bad_value("--tasks", val) : 0;
+	case OPT_NONLOCAL:
+		return recon_nonlocal_parse(val, &c->ro.nonlocal) < 0
+			   ? cli_bad_value("--nonlocal", val)
+			   : 0;
 	case OPT_HART:
 		if (parse_number_opt("--hart", val, 65535, &u) < 0)
 			return -EINVAL;

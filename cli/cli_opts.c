@@ -74,6 +74,10 @@ static const struct opt_row opts[] = {
     {"tasks", "auto|satp", OPT_TASKS, CLI_RECON,
      "tell processes apart by sideband events, else the kernel's own functions (auto), or "
      "by address space (satp writes in the trace)"},
+    {"nonlocal", "auto|pc|sp-only", OPT_NONLOCAL, CLI_RECON,
+     "what decides non-local landings (longjmp, exceptions, signals): the stack pointer where "
+     "the trace has its writes, then pc-only rules (auto); pc-only rules alone (pc); the "
+     "stack pointer alone (sp-only)"},
     {"hart", "N", OPT_HART, CLI_ALL, "hart of a single-hart trace file (default 0)"},
     {"tracerv-width", "N", OPT_TV_WIDTH, CLI_ALL, "TracerV binary: retire width (default: detect)"},
     {"tracerv-words", "N", OPT_TV_WORDS, CLI_ALL, "TracerV binary: 64-bit words per record"},

@@ -60,6 +60,7 @@ enum cli_opt_id {
 	OPT_PER_HART,
 	OPT_PROGRESS,
 	OPT_WIDTH,
+	OPT_NONLOCAL,
 };
 
 /* The command named name: its bit, or 0 for none. */

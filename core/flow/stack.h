@@ -22,6 +22,8 @@ struct stack_entry {
 			    frames its phase 2 walked so far */
 	uint64_t jmp;	 /* return site of the last setjmp call this frame made, 0: none
 			    (a longjmp lands there while the frame lives) */
+	uint64_t sp;	 /* register regime: the sp the call left (the callee's entry sp;
+			    a trap marker: the interrupted sp), 0: unknown */
 };
 
 struct stack {
@@ -39,7 +41,7 @@ static inline void stack_push(struct stack *s, uint32_t frame, uint32_t node, ui
 {
 	if (s->n == s->cap)
 		stack_grow(s);
-	s->v[s->n++] = (struct stack_entry){frame, node, ret, marker, 0, 0};
+	s->v[s->n++] = (struct stack_entry){frame, node, ret, marker, 0, 0, 0};
 	if (marker)
 		s->base = s->n;
 }

@@ -62,6 +62,7 @@ struct profile_stats {
 	uint64_t longjmps;	     /* landings at the return site of a live setjmp call */
 	uint64_t eh_landings;	     /* C++ landing pads reached in the frame phase 2 walked to */
 	uint64_t repairs_ambiguous;  /* non-local landings of several candidate frames */
+	uint64_t sp_landings;	     /* landings decided by the stack pointer (register regime) */
 	uint64_t unknown_pcs;	     /* instructions outside every known binary */
 	uint64_t match_runs;	     /* pc-only traces: user runs given a binary by matching */
 	uint64_t match_switches;     /* ... handed over to another candidate on evidence */
@@ -94,6 +95,7 @@ struct profile_stats {
 	X(longjmps)                                                                                \
 	X(eh_landings)                                                                             \
 	X(repairs_ambiguous)                                                                       \
+	X(sp_landings)                                                                             \
 	X(unknown_pcs)                                                                             \
 	X(match_runs)                                                                              \
 	X(match_switches)                                                                          \

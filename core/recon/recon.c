@@ -163,6 +163,7 @@ static void batch(struct recon *r, const struct trace_batch *b)
 	h->cycles = b->cycle != NULL;
 	r->run.b = b;
 	r->xi = 0;
+	r->spx = 0;
 	proc_batch(&r->run.proc, b);
 	if (ops && ops->on_batch)
 		ops->on_batch(r->trk, h);
@@ -179,6 +180,8 @@ static void batch(struct recon *r, const struct trace_batch *b)
 			ops->on_stop(r->trk, h, e);
 		s = e;
 	}
+	if (b->nx) /* the batch's last writes of sp: the next batch starts after them */
+		recon_sp_sync(r, h, b->n);
 	h->seq += b->n;
 	r->run.gseq += b->n;
 	if (b->cycle)
@@ -601,6 +604,17 @@ int recon_tasks_parse(const char *s, enum recon_tasks *out)
 const char *recon_tasks_name(enum recon_tasks t)
 {
 	return t == RECON_TASKS_SATP ? "satp" : "auto";
+}
+
+int recon_nonlocal_parse(const char *s, enum recon_nonlocal *out)
+{
+	static const char *const names[] = {"auto", "pc", "sp-only"};
+	for (int k = 0; k < 3; k++)
+		if (strcmp(s, names[k]) == 0) {
+			*out = (enum recon_nonlocal)k;
+			return 0;
+		}
+	return -EINVAL;
 }
 
 int recon_run(const struct recon_opts *opts, const char *const *traces, size_t ntraces,

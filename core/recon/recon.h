@@ -55,6 +55,15 @@ enum recon_tasks { RECON_TASKS_AUTO = 0, RECON_TASKS_SATP };
 int recon_tasks_parse(const char *s, enum recon_tasks *out);
 const char *recon_tasks_name(enum recon_tasks t);
 
+/* Which rules decide non-local landings (RECONSTRUCTION.md 3.6). AUTO: the
+ * stack pointer where the trace carries its writes, then the pc-only rules
+ * (3.5); PC: the pc-only rules alone, sp writes ignored; SP_ONLY: the stack
+ * pointer alone (the pc-only rules off: to prove the sp rule decides). */
+enum recon_nonlocal { RECON_NL_AUTO = 0, RECON_NL_PC, RECON_NL_SP_ONLY };
+
+/* "auto", "pc" or "sp-only": 0, or -EINVAL. */
+int recon_nonlocal_parse(const char *s, enum recon_nonlocal *out);
+
 /* A million frames: deeper than any real stack (8 MiB of 8-byte frames),
  * and a bound on a hostile trace's memory (a pc repeated is a trap each time:
  * 134 M records of one pc nested 6 GB of frames before this limit). */
@@ -68,6 +77,7 @@ struct recon_opts {
 	size_t nperfmaps;
 	const char *events_path; /* sideband JSON Lines (process events), or NULL */
 	enum recon_tasks tasks;
+	enum recon_nonlocal nonlocal;
 	int inline_frames;  /* add DWARF inline frames under their functions */
 	uint64_t max_insns; /* stop after this many instructions, 0 = all */
 	/* Deepest stack kept per task (entries, trap markers included); a push

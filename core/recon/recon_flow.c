@@ -84,9 +84,17 @@ static void ret(struct recon *r, struct tracker_hart *h, struct code_block *nb, 
 	if (r->trk && r->trk->ops->on_return)
 		r->trk->ops->on_return(r->trk, h, nb->start, i);
 	uint32_t base = stack_segment_base(h->stk);
+	/* The register regime first (3.6): where the top frame's return address
+	 * does not explain the landing, or sp is not back at the top frame's
+	 * entry sp (the unwinder "returns" to a pad that starts at the return
+	 * site of its own call to _Unwind_Resume), the stack pointer decides. */
+	const struct stack_entry *top = stack_top(h->stk);
+	if (h->sp && (top->ret != nb->start || (top->sp && top->sp != h->sp)) &&
+	    recon_sp_land(r, h, nb))
+		return;
 	/* The unwinder's return to a landing pad first: a pad can start at a
 	 * return address (after a call to __cxa_throw, which never returns). */
-	int64_t at = stack_top(h->stk)->walked && recon_eh_land(r, h, nb)
+	int64_t at = stack_top(h->stk)->walked && recon_pc_rules(r) && recon_eh_land(r, h, nb)
 			 ? -2
 			 : stack_find_ret(h->stk, nb->start);
 	if (at == -2) {
@@ -102,13 +110,13 @@ static void ret(struct recon *r, struct tracker_hart *h, struct code_block *nb, 
 				   i); /* returned into another function: resync the top */
 		else
 			recon_rebase(r, h, nb, 0);
-	} else if (recon_longjmp_land(r, h, nb->start)) {
+	} else if (recon_pc_rules(r) && recon_longjmp_land(r, h, nb->start)) {
 		if (nb->func != FRAME_NONE && nb->func != stack_top(h->stk)->frame)
 			recon_jump(r, h, nb, nb, i);
-	} else if (recon_sigreturn_enter(r, h, nb)) {
+	} else if (recon_pc_rules(r) && recon_sigreturn_enter(r, h, nb)) {
 		/* a signal handler returned into the sigreturn trampoline */
-	} else if (nb->func != FRAME_NONE && (at = stack_find_frame(h->stk, nb->func)) >= 0 &&
-		   (uint32_t)at < h->stk->n - 1) {
+	} else if (recon_pc_rules(r) && nb->func != FRAME_NONE &&
+		   (at = stack_find_frame(h->stk, nb->func)) >= 0 && (uint32_t)at < h->stk->n - 1) {
 		r->run.st.repairs_unwind++;
 		recon_pop_to(r, h, (uint32_t)at + 1);
 	} else if (nb->func != FRAME_NONE && nb->start == nb->entry && !stack_top(h->stk)->marker) {
@@ -425,7 +433,11 @@ struct code_block *recon_transition(struct recon *r, struct tracker_hart *h, str
 				    struct code_block *nb, uint32_t i)
 {
 	uint64_t npc = nb->start;
-	if (r->sigret_pushed && recon_sigreturn_done(r, h, nb, i))
+	if (h->sp && blk->end != CODE_END_NOCODE && blk->end != CODE_END_SEQ &&
+	    blk->last.kind == RV_ECALL && npc != blk->last_pc + blk->last.len &&
+	    recon_sp_sigreturn(r, h, blk, nb, i))
+		return nb;
+	if (r->sigret_pushed && recon_pc_rules(r) && recon_sigreturn_done(r, h, nb, i))
 		return nb;
 	switch (blk->end) {
 	case CODE_END_NOCODE:

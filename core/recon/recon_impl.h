@@ -39,6 +39,7 @@ struct recon {
 	uint32_t max_depth;
 	uint32_t unknown_frame;
 	uint32_t xi;   /* extras cursor in run.b */
+	uint32_t spx;  /* extras cursor of recon_sp_sync in run.b */
 	int started;   /* recon_start ran */
 	uint64_t seen; /* records fed */
 	double t0;     /* when recon_new began (monotonic seconds) */
@@ -149,6 +150,22 @@ int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_b
 /* Control leaves a sigreturn trampoline for nb: the signal returns (1), else 0. */
 int recon_sigreturn_done(struct recon *r, struct tracker_hart *h, struct code_block *nb,
 			 uint32_t i);
+
+/* recon_sp.c: the register regime (RECONSTRUCTION.md 3.6) */
+static inline int recon_pc_rules(const struct recon *r)
+{
+	return r->opts->nonlocal != RECON_NL_SP_ONLY;
+}
+/* Reads the writes of sp by the records before i into h->sp. */
+void recon_sp_sync(struct recon *r, struct tracker_hart *h, uint32_t i);
+/* A landing at nb that no return address explains, with h->sp known: pops
+ * the frames dead by sp and returns 1 when the frame left on top is one of
+ * nb's function, else changes nothing and returns 0. */
+int recon_sp_land(struct recon *r, struct tracker_hart *h, const struct code_block *nb);
+/* The block ends in an ecall that wrote sp and control went elsewhere
+ * (rt_sigreturn): if sp decides where, the trap returns there (1), else 0. */
+int recon_sp_sigreturn(struct recon *r, struct tracker_hart *h, const struct code_block *blk,
+		       struct code_block *nb, uint32_t i);
 
 /* recon_flow.c */
 /* Takes a trap at record i into nb: a marker named name (unless the trace

@@ -73,6 +73,8 @@ void recon_flush(struct recon *r, struct tracker_hart *h, uint32_t i)
 {
 	if (r->run.proc.enabled)
 		proc_apply(&r->run.proc, r->run.b, i);
+	if (r->run.b->nx)
+		recon_sp_sync(r, h, i);
 	recon_charge(r, h, h->seq + i, r->run.b->cycle ? r->run.b->cycle[i] : h->last_cycle);
 }
 
@@ -123,6 +125,11 @@ void recon_push(struct recon *r, struct tracker_hart *h, uint32_t frame, uint64_
 	uint32_t node = cct_child(&r->cct, recon_top_node(h), frame);
 	r->cct.v[node].calls += (uint64_t)calls;
 	stack_push(h->stk, frame, node, ret, marker);
+	/* The register regime: a call's entry keeps the sp the call left, a
+	 * trap's marker the interrupted sp; the frame a trap enters, a rebased
+	 * or a root frame runs on a stack whose sp no call left (0: unknown). */
+	if (marker ? marker != IDS_MARK_ROOT : ret != STACK_RET_NONE)
+		stack_top(h->stk)->sp = h->sp;
 	if (r->opts->on_event)
 		emit(r, h, RECON_EV_OPEN, h->stk->n, calls);
 	uint8_t kind;
@@ -132,9 +139,11 @@ void recon_push(struct recon *r, struct tracker_hart *h, uint32_t frame, uint64_
 
 void recon_replace_top(struct recon *r, struct tracker_hart *h, uint32_t frame, int entered)
 {
-	uint64_t ret = stack_top(h->stk)->ret;
+	uint64_t ret = stack_top(h->stk)->ret, sp = stack_top(h->stk)->sp;
 	recon_pop_to(r, h, h->stk->n - 1);
 	recon_push(r, h, frame, ret, 0, entered);
+	if (h->stk->n)
+		stack_top(h->stk)->sp = sp; /* a tail call leaves at its caller's sp */
 	if (entered)
 		r->run.st.tail_calls++;
 }

@@ -59,6 +59,9 @@ struct tracker_hart {
 	uint32_t run_base; /* stack height when the current user run began */
 	struct task *task; /* running on this hart */
 	struct stack *stk; /* the task's stack */
+	uint64_t sp;	   /* register regime: the hart's sp before the current record, 0:
+			      unknown (recon_sp.c) */
+	uint64_t sp_seq;   /* 1 + the hart's record index of the last write of sp, 0: none */
 };
 
 /* Element id of a tracker's per-hart array *v (n elements of size elem),

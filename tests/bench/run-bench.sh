@@ -111,6 +111,40 @@ done
 echo "(fold: oobprof fold --elf mixed TRACE > /dev/null; lz4 -d s: lz4 -d -c TRACE > /dev/null;"
 echo " cat s: cat TRACE > /dev/null, the file cache warm after the fold)"
 
+# The register regime (RECONSTRUCTION.md 3.6): the plugin with and without
+# sp=on on a shorter run of the same workload (time, size), and the fold of
+# the sp=on trace with the x2 writes ignored (--nonlocal pc: before) and read
+# (auto: after): the same trace, so the difference is the sp rule's cost.
+SPR=${BENCH_SP_ROUNDS:-60}
+echo "$SPR" >"$dir/sprounds.new"
+cmp -s "$dir/sprounds.new" "$dir/sprounds" || mv "$dir/sprounds.new" "$dir/sprounds"
+rm -f "$dir/sprounds.new"
+if newer "$dir/sp-times" "$prog" "$plugin" "$dir/sprounds"; then
+	: >"$dir/sp-times.new"
+	for sp in off on; do
+		set -- $(measure env -i qemu-riscv64 -plugin "$plugin,out=$dir/mixed-sp$sp.oobt,sp=$sp" "$prog" "$SPR")
+		echo "$sp $1" >>"$dir/sp-times.new"
+	done
+	set -- $(measure env -i qemu-riscv64 "$prog" "$SPR")
+	echo "none $1" >>"$dir/sp-times.new"
+	mv "$dir/sp-times.new" "$dir/sp-times"
+fi
+spinsns=$("$cli" stats "$dir/mixed-spon.oobt" 2>/dev/null | awk -F': *' '$1 == "instructions" { print $2 }')
+echo
+echo "bench: register regime: mixed.c x $SPR rounds, ${spinsns:-?} instructions"
+printf '%-28s %9s %10s\n' "qemu-riscv64 run" "s" "oobt MB"
+printf '%-28s %9s %10s\n' "no plugin" "$(awk '$1 == "none" { print $2 }' "$dir/sp-times")" -
+for sp in off on; do
+	printf '%-28s %9s %10s\n' "plugin sp=$sp" "$(awk -v s=$sp '$1 == s { print $2 }' "$dir/sp-times")" \
+		"$(wc -c <"$dir/mixed-sp$sp.oobt" | awk '{ printf "%.2f", $1 / 1048576 }')"
+done
+printf '%-28s %9s %10s\n' "fold of the sp=on trace" "fold s" "fold M/s"
+for nl in pc auto; do
+	set -- $(measure "$cli" fold --nonlocal $nl --elf "$prog" "$dir/mixed-spon.oobt")
+	printf '%-28s %9s %10s\n' "--nonlocal $nl" "$1" \
+		"$(echo "${spinsns:-0} $1" | awk '{ if ($2 > 0) printf "%.1f", $1 / $2 / 1e6; else print "-" }')"
+done
+
 # The parts on their own: the readers' decode speed, the symbolizer's lookups.
 echo
 if [ -x "$OOB_BUILDDIR/tests/bench/bench_readers" ]; then

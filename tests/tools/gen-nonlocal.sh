@@ -15,6 +15,11 @@
 #                   (signal timing differs between runs: each trace has the
 #                   output of its own run). PIE: the run must load everything
 #                   at the bases of NAME.maps (checked here).
+#   NAME.regs.oobt  a third run traced with the plugin's sp=on (REG x2 extras:
+#                   the register regime), with NAME.regs.hist, NAME.regs.out,
+#                   NAME.regs.maps (PIE) as above; static: NAME.regs.cpu.log,
+#                   qemu -d cpu of that same run at the entries of the counted
+#                   functions (tests/tools/sp_truth.py: inferred sp = real sp)
 #   NAME.sp.log     static only: -d cpu -singlestep with -dfilter on the entry
 #                   pcs of the program's counted functions (probes, roots):
 #                   the stack pointer at each; NAME.sp.out its stdout
@@ -97,6 +102,42 @@ trace() {
 		rm -f "$p.tmp.log"
 	fi
 	mv "$p.tmp.out" "$p.out" && mv "$p.tmp.hist" "$p.hist"
+}
+
+# regs_trace NAME MODE: the plugin with sp=on; -d cpu of the same run at the
+# counted functions' entries (static), or the load bases (PIE).
+regs_trace() {
+	name=$1 mode=$2 p=$out/$1
+	[ -e "$p.out" ] || return 0
+	newer "$p.regs.hist" "$p" "$PLUGIN" "$src/tests/tools/gen-nonlocal.sh" || return 0
+	rm -f "$p.regs.oobt" "$p.regs.hist" "$p.regs.out" "$p.regs.maps" "$p.regs.cpu.log"
+	if [ "$mode" = pie ]; then
+		extra="-strace -d page -D $p.regs.tmp.log"
+	else
+		extra="-singlestep -d cpu,nochain -dfilter $(entries "$p") -D $p.regs.tmp.log"
+	fi
+	# shellcheck disable=SC2086
+	run_qemu "$mode" "$p.regs.tmp.out" $extra \
+		-plugin "$PLUGIN,out=$p.regs.oobt,hist=$p.regs.tmp.hist,sp=on" "$p" || {
+		fail "running $name under qemu with the plugin's sp=on"
+		return
+	}
+	if [ "$mode" = pie ]; then
+		python3 "$src/tests/tools/truth.py" maps --log "$p.regs.tmp.log" --sysroot "$SYSROOT" \
+			"$p" >"$p.regs.tmp.maps" && [ "$(wc -l <"$p.regs.tmp.maps")" -ge 3 ] &&
+			mv "$p.regs.tmp.maps" "$p.regs.maps" || fail "$name: load bases of the sp=on run"
+		rm -f "$p.regs.tmp.log"
+	else
+		mv "$p.regs.tmp.log" "$p.regs.cpu.log"
+	fi
+	mv "$p.regs.tmp.out" "$p.regs.out" && mv "$p.regs.tmp.hist" "$p.regs.hist"
+}
+
+# entries NAME: -dfilter ranges of the entries of the counted functions.
+entries() {
+	"${CROSS}readelf" -sW "$1" | awk -v names="$(awk '$1 == "calls" { print $2 }' "$1.out")" '
+		BEGIN { n = split(names, a, "\n"); for (i = 1; i <= n; i++) want[a[i]] = 1 }
+		$4 == "FUNC" && ($8 in want) && !seen[$2]++ { printf "%s0x%s+2", sep, $2; sep = "," }'
 }
 
 # exec_log NAME MODE: QEMU's -d exec log of a second run.
@@ -184,5 +225,6 @@ for line in $PROGRAMS; do
 	[ -e "$out/$name.hist" ] || continue
 	exec_log "$name" "$mode"
 	[ "$mode" = static ] && sp_log "$name"
+	regs_trace "$name" "$mode"
 done
 exit "$status"

@@ -58,11 +58,11 @@ mkdir -p "$out" || exit 1
 . "$src/tests/tools/newer.sh"
 
 build_plugin() {
-	srcs="$src/tests/tools/oobtrace.c"
+	srcs="$src/tests/tools/oobtrace.c $src/tests/tools/oobtrace_sp.c"
 	for f in $WRITER_SRCS; do
 		srcs="$srcs $src/$f"
 	done
-	newer "$PLUGIN" $srcs $src/core/*/*.h || return 0
+	newer "$PLUGIN" $srcs $src/tests/tools/oobtrace_sp.h $src/core/*/*.h || return 0
 	# shellcheck disable=SC2086
 	gcc -std=c11 -D_GNU_SOURCE -O2 -shared -fPIC -fvisibility=hidden -Wall -Wextra -Werror \
 		-I"$src/core" ${OOB_BUILDDIR:+-I"$OOB_BUILDDIR"} -o "$PLUGIN.tmp" $srcs -llz4 -pthread &&

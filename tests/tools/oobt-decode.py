@@ -4,6 +4,9 @@
   oobt-decode.py TRACE   prints "0x<pc> 0x<insn>" per record (insn as 4 hex
                          digits for a compressed instruction, else 8), the
                          same lines as the QEMU plugin's text=FILE output
+  oobt-decode.py --sp TRACE   prints "0x<pc> 0x<sp>" per record instead: the
+                         stack pointer before the record ran (the last REG x2
+                         extra of an earlier record of its hart), "-" if none
 
 It shares no code with core/trace/oobt.c: it checks that the C writer follows the
 written format. Needs python3 and the lz4 command (for the LZ4-framed body).
@@ -53,11 +56,13 @@ class Body:
 
 
 def main():
-    if len(sys.argv) != 2:
-        die("usage: oobt-decode.py TRACE")
-    data = open(sys.argv[1], "rb").read()
+    want_sp = len(sys.argv) == 3 and sys.argv[1] == "--sp"
+    if len(sys.argv) != 2 + want_sp:
+        die("usage: oobt-decode.py [--sp] TRACE")
+    path = sys.argv[-1]
+    data = open(path, "rb").read()
     if len(data) < 48 or data[:8] != MAGIC:
-        die("%s: not an oobt file" % sys.argv[1])
+        die("%s: not an oobt file" % path)
     ver, hsize, fields = struct.unpack_from("<HHI", data, 8)
     comp, k = data[32], data[33]
     if ver != 1 or hsize < 48 or not 8 <= k <= 24:
@@ -73,11 +78,17 @@ def main():
     pcs, pending, n, out = {0: 0}, None, 0, []
     hart, has_insn, has_cycle = 0, fields & 2, fields & 1
     M = 2**64 - 1
+    sps, pending_sp = {}, None
 
     def record(pc, first):
-        nonlocal pending, n
+        nonlocal pending, n, pending_sp
         pcs[hart] = pc
-        if has_insn:
+        if want_sp:
+            sp = sps.get(hart)
+            out.append("0x%x %s\n" % (pc, "-" if sp is None else "0x%x" % sp))
+            if first and pending_sp is not None:
+                sps[hart], pending_sp = pending_sp, None
+        elif has_insn:
             if first and pending is not None:
                 icache[(pc >> 1) & mask] = pending
             ins = icache[(pc >> 1) & mask]
@@ -113,7 +124,9 @@ def main():
         elif 0xC4 <= op <= 0xC7:
             pass
         elif op in (0xD0, 0xD1):
-            b.u8(), b.zz()
+            num, val = b.u8(), b.zz()
+            if op == 0xD0 and num == 2:
+                pending_sp = val & M
         elif op == 0xD2:
             b.varint(), b.zz()
         elif op in (0xD3, 0xD4):
@@ -123,7 +136,9 @@ def main():
         elif op == 0xD6:
             b.i += b.varint()
         elif op == 0xD7:
-            b.u8(), b.u8(), b.varint(), b.zz(), b.zz()
+            kind, _, num, _, val = b.u8(), b.u8(), b.varint(), b.zz(), b.zz()
+            if kind == 1 and num == 2:
+                pending_sp = val & M
         elif op == 0xFF:
             total = b.varint()
             if total != n:

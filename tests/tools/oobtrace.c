@@ -15,6 +15,16 @@
  *              code involved: it is the ground truth the tests compare against.
  *   text=FILE  "0x<pc> 0x<insn>" per executed instruction, in the global order
  *              (small programs only)
+ *   sp=on      also record the stack pointer as REG x2 extras (TRACE_F_REGS)
+ *              at the instructions that write it, as Spike logs them, for
+ *              oobprof's register regime (docs/RECONSTRUCTION.md 3.6). The
+ *              7.2 API cannot read registers: sp is inferred from the
+ *              address of every sp-relative load and store (a memory
+ *              callback on those instructions only), followed through addi
+ *              sp / c.addi16sp, and a write of unknown value (ld sp, mv sp,
+ *              rt_sigreturn, a signal's delivery) gets its value when the
+ *              next sp-relative access anchors it (oobtrace_sp.c). Cost on
+ *              the nonlocal programs: docs/formats/OOBT.md.
  *
  * Debian ships no qemu-plugin.h, so the few API v1 declarations we use are
  * repeated below; their layout is QEMU 7.2's include/qemu/qemu-plugin.h.
@@ -49,6 +59,8 @@
 #include "trace/trace.h"
 #include "trace/trace_write.h"
 
+#include "oobtrace_sp.h"
+
 /* ---- QEMU plugin API v1 (QEMU 7.2) ---- */
 typedef uint64_t qemu_plugin_id_t;
 struct qemu_plugin_tb;
@@ -75,6 +87,13 @@ void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata);
 void qemu_plugin_register_vcpu_init_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_simple_cb_t cb);
 void qemu_plugin_register_vcpu_syscall_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_syscall_cb_t cb);
+typedef uint32_t qemu_plugin_meminfo_t;
+enum qemu_plugin_mem_rw { QEMU_PLUGIN_MEM_R = 1, QEMU_PLUGIN_MEM_W, QEMU_PLUGIN_MEM_RW };
+typedef void (*qemu_plugin_vcpu_mem_cb_t)(unsigned int vcpu_index, qemu_plugin_meminfo_t info,
+					  uint64_t vaddr, void *userdata);
+void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, qemu_plugin_vcpu_mem_cb_t cb,
+				      enum qemu_plugin_cb_flags flags, enum qemu_plugin_mem_rw rw,
+				      void *userdata);
 
 #define OOBTRACE_EXPORT __attribute__((visibility("default")))
 
@@ -88,6 +107,7 @@ struct site {
 	uint64_t pc;
 	uint32_t insn;
 	uint64_t count;
+	struct sp_site sp; /* sp=on */
 };
 
 #define SITE_CHUNK 4096
@@ -113,7 +133,9 @@ static struct {
 	struct trace_writer *w;
 	uint64_t pc[TRACE_BATCH_MAX];
 	uint32_t insn[TRACE_BATCH_MAX];
+	struct trace_extra x[TRACE_X_MAX];
 	struct trace_batch batch;
+	int sp;	    /* sp=on */
 	int failed; /* the oobt output is abandoned */
 
 	FILE *text;
@@ -179,23 +201,55 @@ static struct site *site_get(uint64_t pc, uint32_t insn)
 	return s;
 }
 
-static void batch_flush(void)
+/* Writes the batch's first n records. */
+static void batch_put(uint32_t n)
 {
 	struct oob_err err;
+	struct trace_batch b = g.batch;
 
-	if (g.batch.n == 0)
-		return;
-	if (!g.failed && trace_writer_put(g.w, &g.batch, &err) < 0) {
+	b.n = n;
+	b.nx = 0;
+	while (b.nx < g.batch.nx && g.batch.x[b.nx].idx < n)
+		b.nx++;
+	if (!g.failed && trace_writer_put(g.w, &b, &err) < 0) {
 		OOB_ERROR("oobtrace: %s", err.msg);
 		g.failed = 1;
 	}
-	g.batch.seq += g.batch.n;
-	g.batch.n = 0;
+	g.batch.seq += n;
+	if (g.sp)
+		sp_shift(n);
+	memmove(g.pc, g.pc + n, (g.batch.n - n) * sizeof(*g.pc));
+	memmove(g.insn, g.insn + n, (g.batch.n - n) * sizeof(*g.insn));
+	g.batch.n -= n;
+}
+
+/* Writes the whole batch (a change of hart, the end). */
+static void batch_flush(void)
+{
+	if (g.batch.n == 0)
+		return;
+	if (g.sp)
+		sp_settle();
+	batch_put(g.batch.n);
+}
+
+/* The batch is full: with sp=on, the records from the first whose sp value
+ * is still to come (and the current one, whose write is applied at the next
+ * record) stay; a batch of nothing else gives those values up. */
+static void batch_full(void)
+{
+	uint32_t k = g.sp ? sp_keep_from() : g.batch.n;
+	if (g.sp && k > g.batch.n - 1)
+		k = g.batch.n - 1;
+	if (k == 0)
+		batch_flush();
+	else
+		batch_put(k);
 }
 
 /* One executed instruction on the hart of the current batch: the caller holds
  * the lock, or the guest has one thread. */
-static inline void record(struct site *s)
+static inline void record(unsigned vcpu, struct site *s)
 {
 	s->count++;
 	g.total++;
@@ -207,8 +261,10 @@ static inline void record(struct site *s)
 	if (g.w) {
 		g.pc[g.batch.n] = s->pc;
 		g.insn[g.batch.n] = s->insn;
+		if (g.sp)
+			sp_exec(vcpu, s->pc, &s->sp, g.batch.n);
 		if (++g.batch.n == TRACE_BATCH_MAX)
-			batch_flush();
+			batch_full();
 	}
 }
 
@@ -228,7 +284,7 @@ static __attribute__((noinline)) void on_exec_threaded(unsigned int vcpu, struct
 		batch_flush();
 		g.batch.hart = (uint16_t)vcpu;
 	}
-	record(s);
+	record(vcpu, s);
 	if (locked)
 		pthread_mutex_unlock(&g.lock);
 }
@@ -239,7 +295,7 @@ static void on_exec(unsigned int vcpu, void *userdata)
 {
 	if (__builtin_expect(!atomic_load_explicit(&g.threaded, memory_order_relaxed) && vcpu == 0,
 			     1))
-		record(userdata);
+		record(0, userdata);
 	else
 		on_exec_threaded(vcpu, userdata);
 }
@@ -252,7 +308,6 @@ static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint
 		       uint64_t a8)
 {
 	(void)id;
-	(void)vcpu;
 	(void)a1; /* any clone: see above */
 	(void)a2;
 	(void)a3;
@@ -261,6 +316,14 @@ static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint
 	(void)a6;
 	(void)a7;
 	(void)a8;
+	if (g.sp) {
+		int locked = atomic_load_explicit(&g.threaded, memory_order_relaxed);
+		if (locked)
+			pthread_mutex_lock(&g.lock);
+		sp_syscall(vcpu, num);
+		if (locked)
+			pthread_mutex_unlock(&g.lock);
+	}
 	if (num == OOBTRACE_NR_CLONE || num == OOBTRACE_NR_CLONE3)
 		atomic_store(&g.threaded, 1);
 }
@@ -273,6 +336,20 @@ static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
 	(void)id;
 	if (vcpu != 0)
 		atomic_store(&g.threaded, 1);
+}
+
+/* sp=on: an sp-relative access (registered on those instructions only). */
+static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *userdata)
+{
+	int locked = atomic_load_explicit(&g.threaded, memory_order_relaxed);
+	struct site *s = userdata;
+
+	(void)info;
+	if (locked)
+		pthread_mutex_lock(&g.lock);
+	sp_mem(vcpu, &s->sp, vaddr);
+	if (locked)
+		pthread_mutex_unlock(&g.lock);
 }
 
 static uint32_t insn_bits(const struct qemu_plugin_insn *insn)
@@ -297,6 +374,12 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		struct site *s = site_get(qemu_plugin_insn_vaddr(insn), insn_bits(insn));
 		qemu_plugin_register_vcpu_insn_exec_cb(insn, on_exec, QEMU_PLUGIN_CB_NO_REGS, s);
+		if (g.sp) {
+			sp_decode(s->pc, s->insn, (unsigned)qemu_plugin_insn_size(insn), &s->sp);
+			if (s->sp.kind & SP_ANCHOR)
+				qemu_plugin_register_vcpu_mem_cb(
+				    insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, s);
+		}
 	}
 	pthread_mutex_unlock(&g.lock);
 }
@@ -358,6 +441,14 @@ static void on_exit_cb(qemu_plugin_id_t id, void *userdata)
 	g.hist = NULL;
 	OOB_INFO("oobtrace: %" PRIu64 " instructions, %u vCPUs, %zu sites", g.total, g.max_vcpu + 1,
 		 g.nsites);
+	if (g.sp) {
+		uint64_t writes, late, lost, fixes;
+		sp_counts(&writes, &late, &lost, &fixes);
+		OOB_INFO("oobtrace: sp: %" PRIu64 " writes of x2, %" PRIu64
+			 " signal deliveries placed, %" PRIu64 " changes put late, %" PRIu64
+			 " values given up",
+			 writes, fixes, late, lost);
+	}
 	threaded = atomic_load(&g.threaded);
 	pthread_mutex_unlock(&g.lock);
 	/* Other threads may still run translated code that points at the sites
@@ -390,7 +481,8 @@ static int open_outputs(const char *out, const char *text, const char *hist)
 	struct oob_err err;
 
 	if (out) {
-		struct trace_write_opts o = {.format = TRACE_FMT_OOBT, .fields = TRACE_F_INSN};
+		struct trace_write_opts o = {.format = TRACE_FMT_OOBT,
+					     .fields = TRACE_F_INSN | (g.sp ? TRACE_F_REGS : 0)};
 		g.w = trace_writer_open(out, &o, &err);
 		if (!g.w) {
 			OOB_ERROR("oobtrace: %s", err.msg);
@@ -398,6 +490,8 @@ static int open_outputs(const char *out, const char *text, const char *hist)
 		}
 		g.batch.pc = g.pc;
 		g.batch.insn = g.insn;
+		g.batch.x = g.x;
+		sp_init(&g.batch);
 	}
 	if (text && !(g.text = open_text(text)))
 		return -1;
@@ -419,12 +513,17 @@ OOBTRACE_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const void *info, i
 			hist = argv[i] + 5;
 		} else if (strncmp(argv[i], "text=", 5) == 0) {
 			text = argv[i] + 5;
+		} else if (strcmp(argv[i], "sp=on") == 0 || strcmp(argv[i], "sp=off") == 0) {
+			g.sp = strcmp(argv[i], "sp=on") == 0;
 		} else {
-			OOB_ERROR("oobtrace: unknown argument '%s' (expected out=, hist=, text=)",
-				  argv[i]);
+			OOB_ERROR(
+			    "oobtrace: unknown argument '%s' (expected out=, hist=, text=, sp=on)",
+			    argv[i]);
 			return -1;
 		}
 	}
+	if (!out)
+		g.sp = 0; /* sp values go to the oobt output only */
 	if (open_outputs(out, text, hist) < 0) {
 		if (g.w)
 			trace_writer_abort(g.w);

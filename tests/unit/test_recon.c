@@ -39,12 +39,123 @@ struct row {
 	int kernel;	     /* give recon-kernel.S's ELF too */
 	int pconly;	     /* the trace has pcs only (no instruction bits) */
 	uint64_t tp[24];     /* registers: a write of tp (x4) by the record, 0: none */
+	uint64_t sp[24];     /* a write of sp (x2) by the record, 0: none (3.6) */
+	enum recon_nonlocal nl;
 	uint64_t calls, returns, tail_calls, repairs_unwind, returns_above, swaps, traps,
-	    trap_returns, switch_new_tasks, switch_resumes, longjmps, ambiguous, eh_landings;
+	    trap_returns, switch_new_tasks, switch_resumes, longjmps, ambiguous, eh_landings,
+	    sp_landings;
 	uint64_t switches; /* the profile's count of context switches */
 };
 
 static const struct row rows[] = {
+    /* The register regime (RECONSTRUCTION.md 3.6): sp is written where the
+     * records say; the stack grows down from 0x8000. */
+    {"sp: a longjmp over frames, sp alone",
+     {{"jr", 0, 0},
+      {"jr", 4, 0},
+      {"_setjmp", 0, 0},
+      {"_setjmp", 4, 0},
+      {"jr", 8, 0},
+      {"jr", 12, 0},
+      {"jr", 16, 0},
+      {"jr", 0, 0},
+      {"jr", 12, 0},
+      {"jr", 16, 0},
+      {"jr", 0, 0},
+      {"jr", 12, 0},
+      {"jr", 20, 0},
+      {"__longjmp", 0, 0},
+      {"__longjmp", 4, 0},
+      {"jr", 8, 0},
+      {"jr", 24, 0}},
+     NULL,
+     /* __longjmp restores the outer jr's sp (0x8000): the frames entered
+      * below it are dead, the tie (the middle jr, entered at 0x8000) too:
+      * it is not the top of its segment */
+     {"jr 7", "jr;_setjmp 2", "jr;jr 3", "jr;jr;jr 3", "jr;jr;jr;__longjmp 2"},
+     .sp = {0x8000, [7] = 0x7fe0, [10] = 0x7fc0, [13] = 0x8000},
+     .nl = RECON_NL_SP_ONLY,
+     .calls = 4,
+     .returns = 2,
+     .sp_landings = 1},
+    {"sp: a longjmp to a site two live frames took setjmp at",
+     {{"jr", 0, 0},
+      {"jr", 4, 0},
+      {"_setjmp", 0, 0},
+      {"_setjmp", 4, 0},
+      {"jr", 8, 0},
+      {"jr", 12, 0},
+      {"jr", 16, 0},
+      {"jr", 0, 0},
+      {"jr", 4, 0},
+      {"_setjmp", 0, 0},
+      {"_setjmp", 4, 0},
+      {"jr", 8, 0},
+      {"jr", 12, 0},
+      {"jr", 20, 0},
+      {"__longjmp", 0, 0},
+      {"__longjmp", 4, 0},
+      {"jr", 8, 0},
+      {"jr", 24, 0}},
+     NULL,
+     /* what pc-only traces cannot tell (the row without sp: the innermost
+      * is taken, counted ambiguous), sp does, before the setjmp registry:
+      * the outer jr's buffer was used */
+     {"jr 7", "jr;_setjmp 2", "jr;jr 5", "jr;jr;__longjmp 2", "jr;jr;_setjmp 2"},
+     .sp = {0x8000, [7] = 0x7fe0, [14] = 0x8000},
+     .calls = 4,
+     .returns = 3,
+     .sp_landings = 1},
+    {"sp: a return past frames (an unwinder's landing), sp alone",
+     {{"k", 0, 0}, {"deep", 0, 0}, {"deeper", 0, 0}, {"deeper", 4, 0}, {"k", 4, 0}},
+     NULL,
+     /* deeper's ret lands in k at k's sp: deep and deeper are dead (no
+      * return-address repair) */
+     {"k 2", "k;deep 1", "k;deep;deeper 2"},
+     .sp = {0x8000, 0x7fe0, [3] = 0x8000},
+     .nl = RECON_NL_SP_ONLY,
+     .calls = 2,
+     .returns = 1,
+     .sp_landings = 1},
+    {"sp: rt_sigreturn into a frameless leaf (a tie)",
+     {{"main", 0, 0},
+      {"main", 4, 0},
+      {"f", 0, 0},
+      {"handler", 0, 0},
+      {"handler", 4, 0},
+      {NULL, TRAMP, LI_A7_139},
+      {NULL, TRAMP + 4, ECALL},
+      {"f", 4, 0},
+      {"main", 8, 0}},
+     NULL,
+     /* f never moves sp: its entry sp (0x8000) is the sp rt_sigreturn
+      * restores. The ecall that writes sp and lands elsewhere returns from
+      * the trap; f, the top of its segment and the landing's function, is
+      * live, and its ret is an ordinary return */
+     {"main 3", "main;f 2", "main;f;[trap];[sigreturn] 2", "main;f;[trap];handler 2"},
+     .sp = {0x8000, [2] = 0x7000, [6] = 0x8000},
+     .calls = 1,
+     .returns = 2,
+     .traps = 1,
+     .trap_returns = 1,
+     .sp_landings = 1},
+    {"sp: siglongjmp out of a handler on an alternate stack, sp alone",
+     {{"sigmain", 0, 0},
+      {"sigmain", 4, 0},
+      {"handler", 0, 0},
+      {"handler", 4, 0},
+      {"sigmain", 8, 0},
+      {"sigmain", 12, 0}},
+     NULL,
+     /* the handler runs at 0x9000, above the interrupted sp; its ret lands
+      * in sigmain at sigmain's sp: the handler's segment has no frame of
+      * sigmain, the landing is below its marker */
+     {"sigmain 4", "sigmain;[trap: ecall];handler 2"},
+     .sp = {0x8000, 0x9000, 0x8000},
+     .nl = RECON_NL_SP_ONLY,
+     .returns = 1,
+     .traps = 1,
+     .sp_landings = 1},
     {"calls, returns and a tail call",
      {{"main", 0, 0},
       {"main", 4, 0},
@@ -445,15 +556,19 @@ static void run_row(void)
 		fputs(w->events, f);
 		fclose(f);
 	}
-	struct recon_opts o = {.elfs = e, .nelfs = ne, .events_path = evp};
+	struct recon_opts o = {.elfs = e, .nelfs = ne, .events_path = evp, .nonlocal = w->nl};
 	struct recon *r = recon_new(&o, &err);
 	CHECK(r);
-	struct trace_extra x[24];
+	struct trace_extra x[48];
 	uint32_t nx = 0;
-	for (uint32_t k = 0; k < n; k++)
+	for (uint32_t k = 0; k < n; k++) { /* sorted by record */
+		if (w->sp[k])
+			x[nx++] = (struct trace_extra){
+			    .idx = k, .kind = TRACE_X_REG, .num = 2, .val = w->sp[k]};
 		if (w->tp[k])
 			x[nx++] = (struct trace_extra){
 			    .idx = k, .kind = TRACE_X_REG, .num = 4, .val = w->tp[k]};
+	}
 	unsigned fields = (w->pconly ? 0 : TRACE_F_INSN) | (nx ? TRACE_F_REGS : 0);
 	CHECK_EQ(recon_start(r, fields, "test", &err), 0);
 	struct trace_batch b = {
@@ -501,6 +616,7 @@ static void run_row(void)
 	CHECK_EQ(s.longjmps, w->longjmps);
 	CHECK_EQ(s.repairs_ambiguous, w->ambiguous);
 	CHECK_EQ(s.eh_landings, w->eh_landings);
+	CHECK_EQ(s.sp_landings, w->sp_landings);
 	CHECK_EQ(switches, w->switches);
 }
 
