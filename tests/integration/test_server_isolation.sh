@@ -21,13 +21,6 @@ srv_start "$W/data" --workers 1 || {
 	exit 0
 }
 
-# job_of FILE: uploads FILE as a trace and starts a job on it; prints its id.
-job_of() {
-	curl -s --data-binary "@$1" "$SRV_URL/api/v1/traces?name=$(basename "$1")" >"$W/tr.json"
-	curl -s -d "{\"trace\": $(jq_py "$W/tr.json" 'j["id"]')}" "$SRV_URL/api/v1/jobs" >"$W/job0.json"
-	jq_py "$W/job0.json" 'j["id"]'
-}
-
 # ---- all-ones pcs: spike and tracerv-text (40-bit, sign-extended) ----
 printf 'core   0: 3 0x0000000080000000 (0x00000013)\ncore   0: 3 0xffffffffffffffff (0x00000013)\n' >"$W/ones.spike"
 printf 'Cycle: 100 I0: 0000008000000000\nCycle: 101 I0: 000000ffffffffff\nCycle: 102 I0: 000000ffffffffff\n' >"$W/ones.tracerv"

@@ -18,13 +18,6 @@ srv_start "$W/data" --workers 1 --job-memory 128M || {
 	exit 0
 }
 
-# job_of FILE: uploads FILE as a trace and starts a job on it; prints its id.
-job_of() {
-	curl -s --data-binary "@$1" "$SRV_URL/api/v1/traces?name=$(basename "$1")" >"$W/tr.json"
-	curl -s -d "{\"trace\": $(jq_py "$W/tr.json" 'j["id"]')}" "$SRV_URL/api/v1/jobs" >"$W/job0.json"
-	jq_py "$W/job0.json" 'j["id"]'
-}
-
 # 2 M nested calls: 2 M frames and CCT nodes, hundreds of MB resident.
 N=2000000
 python3 - "$W/calls.spike" "$N" <<'PY'

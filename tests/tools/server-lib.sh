@@ -70,6 +70,13 @@ http() {
 	curl -s -o "$_o" -w '%{http_code}' -X "$_m" "$@" "$_u"
 }
 
+# job_of FILE: uploads FILE as a trace and starts a job on it; prints its id.
+job_of() {
+	curl -s --data-binary "@$1" "$SRV_URL/api/v1/traces?name=$(basename "$1")" >"$W/tr.json"
+	curl -s -d "{\"trace\": $(jq_py "$W/tr.json" 'j["id"]')}" "$SRV_URL/api/v1/jobs" >"$W/job0.json"
+	jq_py "$W/job0.json" 'j["id"]'
+}
+
 # wait_job ID [seconds]: waits until the job leaves queued/running; prints
 # its final state.
 wait_job() {
