@@ -76,6 +76,8 @@ static void usage(FILE *f)
 	      "                        deeper pushes are dropped, counted as repairs_depth)\n"
 	      "  --window FROM:TO      fold, top, timeline: only [FROM, TO) of the trace's time\n"
 	      "                        axis (cycles, else the record index; TO empty: the end)\n"
+	      "  --index-every N       records between the event index's checkpoints (tests)\n"
+	      "  --no-seek             windows replay every stack event (tests)\n"
 	      "timeline options (JSON of per-hart intervals and Go tracks):\n"
 	      "  --min-duration D      merge intervals shorter than D (axis units)\n"
 	      "  --tracks LIST         harts,goroutines,procs,threads,gc (default: all)\n"
@@ -158,6 +160,8 @@ enum {
 	OPT_GOCLOCK,
 	OPT_TASKS,
 	OPT_PER_HART,
+	OPT_INDEX_EVERY,
+	OPT_NO_SEEK,
 };
 
 static const struct option long_opts[] = {
@@ -188,6 +192,8 @@ static const struct option long_opts[] = {
     {"go-clock", required_argument, NULL, OPT_GOCLOCK},
     {"tasks", required_argument, NULL, OPT_TASKS},
     {"per-hart", no_argument, NULL, OPT_PER_HART},
+    {"index-every", required_argument, NULL, OPT_INDEX_EVERY},
+    {"no-seek", no_argument, NULL, OPT_NO_SEEK},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -239,6 +245,13 @@ static int parse_timeline_opt(struct cli *c, int opt, char *val)
 	case OPT_WINDOW:
 		c->windowed = 1;
 		return parse_pair("--window", val, u64_num, &c->win.from, &c->win.to);
+	case OPT_INDEX_EVERY:
+		return parse_u64(val, &c->index_every) < 0 || !c->index_every
+			   ? cli_bad_value("--index-every", val)
+			   : 0;
+	case OPT_NO_SEEK:
+		c->no_seek = 1;
+		return 0;
 	case OPT_TRACKS:
 		if (timeline_tracks_parse(val, &c->tracks, &err) < 0)
 			fprintf(stderr, "oobprof: --tracks: %s\n", err.msg);
@@ -325,6 +338,8 @@ static int parse_opt(struct cli *c, int opt, char *val)
 		c->name = val;
 		return 0;
 	case OPT_WINDOW:
+	case OPT_INDEX_EVERY:
+	case OPT_NO_SEEK:
 	case OPT_TRACKS:
 	case OPT_GOTRACE:
 	case OPT_GOCLOCK:
