@@ -6,6 +6,7 @@
 
 #include "api_cache.h"
 #include "recon/evlog.h"
+#include "util/oob_log.h"
 #include "util/oob_mem.h"
 #include "result.h"
 
@@ -66,4 +67,16 @@ struct evlog *api_job_events(struct api_ctx *c, const struct catalog_result *row
 			    "job %lld: its stack events are unreadable (%s): submit the job again",
 			    (long long)id, why.msg);
 	return log;
+}
+
+struct evidx *api_job_index(struct api_ctx *c, int64_t id)
+{
+	char rel[128], abs[1400];
+	struct oob_err e = {0};
+	result_path(id, RESULT_INDEX, rel, sizeof(rel));
+	store_abspath(c->store, rel, abs, sizeof(abs));
+	struct evidx *ix = evidx_open(abs, &e);
+	if (!ix && e.code != -ENOENT)
+		OOB_WARN("job %lld: %s: replaying its whole event log", (long long)id, e.msg);
+	return ix;
 }

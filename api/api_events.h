@@ -17,6 +17,7 @@
 
 #include "api_routes.h"
 #include "catalog.h"
+#include "recon/evidx.h"
 #include "recon/evlog.h"
 #include "profile/profile.h"
 #include "result.h"
@@ -32,5 +33,10 @@ struct api_cache_ref *api_job_result(struct api_ctx *c, int64_t id, struct catal
  * -EIO for a damaged log. */
 struct evlog *api_job_events(struct api_ctx *c, const struct catalog_result *row, int64_t id,
 			     struct oob_err *e);
+
+/* The index of that log (results/<id>/events.idx; free with evidx_free), or
+ * NULL: a job of an oobprofd that wrote none, or an index that does not open
+ * (logged): the views then replay the whole log. */
+struct evidx *api_job_index(struct api_ctx *c, int64_t id);
 
 #endif

@@ -92,6 +92,7 @@ struct job_events {
 	struct api_cache_ref *ref;
 	int partial;
 	struct evlog *log;
+	struct evidx *ix; /* NULL: replay the whole log */
 	const struct profile *p;
 };
 
@@ -103,11 +104,15 @@ static int job_events_get(struct api_ctx *c, int64_t id, struct job_events *x, s
 		return e->code;
 	x->partial = result_partial(res);
 	x->p = result_profile(res);
-	return (x->log = api_job_events(c, &row, id, e)) ? 0 : e->code;
+	if (!(x->log = api_job_events(c, &row, id, e)))
+		return e->code;
+	x->ix = api_job_index(c, id);
+	return 0;
 }
 
 static void job_events_put(struct api_ctx *c, struct job_events *x)
 {
+	evidx_free(x->ix);
 	evlog_free(x->log);
 	if (x->ref)
 		api_cache_put(c->cache, x->ref);
@@ -123,8 +128,8 @@ static json_t *build(struct api_ctx *c, struct http_req *r, int64_t id, struct o
 	const char *tr = http_req_arg(r, "tracks");
 	json_t *j = NULL;
 	if (window_args(r, &o, e) < 0 || (tr && timeline_tracks_parse(tr, &tracks, e) < 0) ||
-	    job_events_get(c, id, &x, e) < 0 || timeline_harts(x.log, x.p, &o, &t, e) < 0 ||
-	    api_go_load(c, id, &go, e) < 0)
+	    job_events_get(c, id, &x, e) < 0 ||
+	    timeline_harts_ix(x.log, x.ix, x.p, &o, &t, e) < 0 || api_go_load(c, id, &go, e) < 0)
 		goto out;
 	j = timeline_json(t, x.p, go.trace ? &go.go : NULL, &o, tracks);
 	if (go.clock && !go.aligned)
@@ -167,7 +172,7 @@ int api_timeline_flamegraph(struct api_ctx *c, struct http_req *r, int64_t id,
 	struct job_events x = {0};
 	struct profile *w = NULL;
 	if (window_args(r, &o, &e) == 0 && job_events_get(c, id, &x, &e) == 0 &&
-	    timeline_profile(x.log, x.p, o.hart, o.from, o.to, &w, &e) == 0) {
+	    timeline_profile_ix(x.log, x.ix, x.p, o.hart, o.from, o.to, &w, &e) == 0) {
 		json_t *j = api_flame_build(w, x.partial, fo);
 		json_object_set_new(j, "from", json_integer((json_int_t)o.from));
 		json_object_set_new(j, "to", o.to ? json_integer((json_int_t)o.to) : json_null());

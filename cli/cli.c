@@ -111,6 +111,13 @@ static int parse_timeline_opt(struct cli *c, int opt, char *val)
 			return -EINVAL;
 		}
 		return 0;
+	case OPT_INDEX_EVERY:
+		return parse_u64(val, &c->index_every) < 0 || !c->index_every
+			   ? cli_bad_value("--index-every", val)
+			   : 0;
+	case OPT_NO_SEEK:
+		c->no_seek = 1;
+		return 0;
 	case OPT_TRACKS:
 		if (timeline_tracks_parse(val, &c->tracks, &err) < 0)
 			fprintf(stderr, "oobprof: --tracks: %s\n", err.msg);
@@ -201,6 +208,8 @@ static int parse_opt(struct cli *c, int opt, char *val)
 		c->name = val;
 		return 0;
 	case OPT_WINDOW:
+	case OPT_INDEX_EVERY:
+	case OPT_NO_SEEK:
 	case OPT_TRACKS:
 	case OPT_GOTRACE:
 	case OPT_GOCLOCK:

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "recon/evidx.h"
 #include "recon/evlog.h"
 #include "export/export.h"
 #include "cli_go.h"
@@ -27,14 +28,50 @@
 #include "trace/trace.h"
 #include "trace/trace_write.h"
 
+/* A run's stack events and their index, in temporary files. */
+struct evrun {
+	struct evlog *log;
+	struct evidx_writer *w;
+	struct evidx *ix;
+};
+
+static int evrun_new(struct cli *c, struct evrun *e, struct oob_err *err)
+{
+	if (!(e->log = evlog_new(NULL, 0, err)) ||
+	    !(e->w = evidx_writer_new(NULL, e->log, c->index_every, err)))
+		return err->code;
+	c->ro.on_event = evidx_event;
+	c->ro.event_ctx = e->w;
+	c->ro.on_batch = evidx_batch;
+	c->ro.batch_ctx = e->w;
+	return 0;
+}
+
+static int evrun_finish(struct cli *c, struct evrun *e, struct oob_err *err)
+{
+	if (evlog_finish(e->log, err) < 0 || evidx_writer_finish(e->w, err) < 0 ||
+	    !(e->ix = evidx_writer_open(e->w, err)))
+		return err->code;
+	if (c->no_seek)
+		evidx_noseek(e->ix);
+	return 0;
+}
+
+static void evrun_free(struct evrun *e)
+{
+	evidx_free(e->ix);
+	evidx_writer_free(e->w);
+	evlog_free(e->log);
+}
+
 /* The profile of --window, cut from the stack events of the run that made p
  * (replaces p). */
-static struct profile *window_of(struct cli *c, struct profile *p, struct evlog *log,
+static struct profile *window_of(struct cli *c, struct profile *p, struct evrun *e,
 				 struct oob_err *err)
 {
 	struct profile *w = NULL;
-	if (evlog_finish(log, err) == 0)
-		timeline_profile(log, p, -1, c->win.from, c->win.to, &w, err);
+	if (evrun_finish(c, e, err) == 0)
+		timeline_profile_ix(e->log, e->ix, p, -1, c->win.from, c->win.to, &w, err);
 	profile_free(p);
 	return w;
 }
@@ -102,25 +139,23 @@ static struct profile *reconstruct(struct cli *c, int argc, char **argv)
 {
 	struct profile *p;
 	struct oob_err err = {0};
-	struct evlog *log = NULL;
+	struct evrun ev = {0};
 	struct progress g;
-	progress_begin(c, &g, argc, argv);
-	if (c->windowed && !c->ro.on_event) {
-		if (!(log = evlog_new(NULL, 0, &err))) {
-			fprintf(stderr, "oobprof: %s\n", err.msg);
-			return NULL;
-		}
-		c->ro.on_event = evlog_record;
-		c->ro.event_ctx = log;
+	int own = c->windowed && !c->ro.on_event;
+	if (own && evrun_new(c, &ev, &err) < 0) {
+		fprintf(stderr, "oobprof: %s\n", err.msg);
+		evrun_free(&ev);
+		return NULL;
 	}
+	progress_begin(c, &g, argc, argv);
 	int rc = recon_run(&c->ro, (const char *const *)argv + optind, (size_t)(argc - optind), &p,
 			   &err);
 	progress_end(c, &g);
 	for (size_t i = 0; rc == 0 && i < profile_nwarnings(p); i++)
 		fprintf(stderr, "oobprof: warning: %s\n", profile_warning(p, i)->message);
-	if (rc == 0 && log)
-		p = window_of(c, p, log, &err);
-	evlog_free(log);
+	if (rc == 0 && own)
+		p = window_of(c, p, &ev, &err);
+	evrun_free(&ev);
 	if (rc < 0 || !p) {
 		fprintf(stderr, "oobprof: %s\n", err.msg);
 		return NULL;
@@ -534,16 +569,16 @@ int cli_cmd_timeline(struct cli *c, int argc, char **argv)
 	struct gotrace *gt = NULL;
 	struct timeline_go go = {0};
 	json_t *desc = NULL;
-	struct evlog *log = evlog_new(NULL, 0, &err);
+	struct evrun ev = {0};
 	c->win.hart = -1;
 	c->win.min_dur = c->ex.min_duration;
-	c->ro.on_event = evlog_record;
-	c->ro.event_ctx = log;
 	c->windowed = 0; /* the run's whole profile; the window cuts intervals */
-	struct profile *p = log ? reconstruct(c, argc, argv) : NULL;
+	struct profile *p = evrun_new(c, &ev, &err) == 0 ? reconstruct(c, argc, argv) : NULL;
 	int rc = p ? 0 : 1;
-	if (rc == 0 &&
-	    (evlog_finish(log, &err) < 0 || timeline_harts(log, p, &c->win, &t, &err) < 0)) {
+	if (!p && err.code)
+		fprintf(stderr, "oobprof timeline: %s\n", err.msg);
+	if (rc == 0 && (evrun_finish(c, &ev, &err) < 0 ||
+			timeline_harts_ix(ev.log, ev.ix, p, &c->win, &t, &err) < 0)) {
 		fprintf(stderr, "oobprof timeline: %s\n", err.msg);
 		rc = 1;
 	}
@@ -561,6 +596,6 @@ int cli_cmd_timeline(struct cli *c, int argc, char **argv)
 	gotrace_free(gt);
 	timeline_free(t);
 	profile_free(p);
-	evlog_free(log);
+	evrun_free(&ev);
 	return rc;
 }

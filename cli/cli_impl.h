@@ -30,6 +30,8 @@ struct cli {
 	/* fold, top: a time window; timeline: the window and its tracks */
 	int windowed;
 	struct timeline_opts win;
+	uint64_t index_every; /* records between the event index's checkpoints */
+	int no_seek;	      /* windows replay the whole log (tests compare) */
 	unsigned tracks;
 	const char *gotrace;
 	int have_go_clock;

@@ -89,6 +89,10 @@ static const struct opt_row opts[] = {
     {"window", "FROM:TO", OPT_WINDOW, CLI_FOLD | CLI_TOP | CLI_TIMELINE | CLI_FLAMEGRAPH,
      "only [FROM, TO) of the trace's time axis (cycles, else the record index; TO empty: "
      "the end)"},
+    {"index-every", "N", OPT_INDEX_EVERY, CLI_FOLD | CLI_TOP | CLI_TIMELINE | CLI_FLAMEGRAPH,
+     "--window: records between the event index's checkpoints (tests)"},
+    {"no-seek", NULL, OPT_NO_SEEK, CLI_FOLD | CLI_TOP | CLI_TIMELINE | CLI_FLAMEGRAPH,
+     "--window: replay every stack event, not only the window's (tests)"},
     {"min-duration", "D", OPT_MIN_DUR, CLI_TIMELINE, "merge intervals shorter than D (axis units)"},
     {"min-duration", "NS", OPT_MIN_DUR, CLI_EXPORT,
      "perfetto: leave out frames shorter than NS ns (without --clock-hz, 1 ns stands for "

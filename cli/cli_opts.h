@@ -61,6 +61,8 @@ enum cli_opt_id {
 	OPT_PROGRESS,
 	OPT_WIDTH,
 	OPT_NONLOCAL,
+	OPT_INDEX_EVERY,
+	OPT_NO_SEEK,
 };
 
 /* The command named name: its bit, or 0 for none. */

@@ -36,6 +36,7 @@ void result_path(int64_t job, enum result_file f, char *buf, size_t n)
 	    [RESULT_FOLDED] = "/folded.txt",
 	    [RESULT_EVENTS] = "/events.evl",
 	    [RESULT_GO] = "/go.json",
+	    [RESULT_INDEX] = "/events.idx",
 	};
 	snprintf(buf, n, "results/%lld%s", (long long)job, names[f]);
 }

@@ -60,6 +60,8 @@ enum result_file {
 	RESULT_FOLDED,	/* folded.txt */
 	RESULT_EVENTS,	/* events.evl */
 	RESULT_GO,	/* go.json */
+	RESULT_INDEX,	/* events.idx: the index of events.evl (evidx.h); jobs of
+			   older oobprofds have none and are replayed whole */
 };
 
 /* The path of job's file f relative to the data folder ("results/<job>/...")

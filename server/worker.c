@@ -12,6 +12,7 @@
 #include "jobspec.h"
 #include "util/oob_log.h"
 #include "util/oob_mem.h"
+#include "recon/evidx.h"
 #include "recon/evlog.h"
 #include "recon/recon.h"
 #include "profile/profile_json.h"
@@ -46,8 +47,10 @@ struct run {
 	char events_path[1280];
 	double last_db, snap_at, snap_cost;
 	uint64_t snap_insns;
-	struct evlog *log;     /* the run's stack events, written as it goes */
-	char events_tmp[1400]; /* where, until the result is complete */
+	struct evlog *log;	 /* the run's stack events, written as it goes */
+	char events_tmp[1400];	 /* where, until the result is complete */
+	struct evidx_writer *ix; /* their index (evidx.h), likewise */
+	char index_tmp[1400];
 };
 
 static double now_s(void)
@@ -300,6 +303,7 @@ static void snapshot(struct run *run, uint64_t insns)
 	o.max_insns = insns;
 	o.progress = NULL;
 	o.on_event = NULL; /* a snapshot keeps no stack events (worker.h) */
+	o.on_batch = NULL;
 	if (recon_run(&o, run->path_list, 1, &p, &err) == 0 &&
 	    write_result(run, p, 1, &r, &err) == 0 &&
 	    catalog_result_put(run->env->cat, &r, &err) == 0)
@@ -341,6 +345,10 @@ static int setup_opts(struct run *run, struct oob_err *err)
 	    store_temp_path(run->env->store, rel, run->events_tmp, sizeof(run->events_tmp), err);
 	if (rc < 0 || !(run->log = evlog_new(run->events_tmp, RESULT_MAX_EVENTS, err)))
 		return rc < 0 ? rc : err->code;
+	result_path(run->ctl->id, RESULT_INDEX, rel, sizeof(rel));
+	rc = store_temp_path(run->env->store, rel, run->index_tmp, sizeof(run->index_tmp), err);
+	if (rc < 0 || !(run->ix = evidx_writer_new(run->index_tmp, run->log, 0, err)))
+		return rc < 0 ? rc : err->code;
 	jobspec_recon_opts(&run->spec, o);
 	/* The upload's format was checked against its content once: reading
 	 * it as that again, not detecting anew, is what the user asked for
@@ -364,9 +372,26 @@ static int setup_opts(struct run *run, struct oob_err *err)
 	o->progress = on_progress;
 	o->progress_ctx = run;
 	o->cancel = &run->ctl->cancel;
-	o->on_event = evlog_record;
-	o->event_ctx = run->log;
+	o->on_event = evidx_event;
+	o->event_ctx = run->ix;
+	o->on_batch = evidx_batch;
+	o->batch_ctx = run->ix;
 	return 0;
+}
+
+/* Puts the log's index in place beside it. Without it the views replay the
+ * whole log (windows then cut spans as older jobs did): a warning, not a
+ * failed job. */
+static void keep_index(struct run *run)
+{
+	struct oob_err err = {0};
+	char rel[128];
+	result_path(run->ctl->id, RESULT_INDEX, rel, sizeof(rel));
+	if (evidx_writer_finish(run->ix, &err) < 0 ||
+	    store_install(run->env->store, run->index_tmp, rel, &err) < 0)
+		OOB_WARN("job %lld: no event index: %s", (long long)run->ctl->id, err.msg);
+	evidx_writer_free(run->ix);
+	run->ix = NULL;
 }
 
 /* Puts the finished stack-event log in place as the result's events.evl and
@@ -379,6 +404,8 @@ static int keep_events(struct run *run, struct catalog_result *r, struct oob_err
 		OOB_WARN("job %lld: more than %llu stack events: its timeline and evented exports "
 			 "will be refused",
 			 (long long)run->ctl->id, RESULT_MAX_EVENTS);
+	if (rc == 0 && !evlog_capped(run->log))
+		keep_index(run);
 	evlog_free(run->log);
 	run->log = NULL;
 	result_path(run->ctl->id, RESULT_EVENTS, r->events, sizeof(r->events));
@@ -525,9 +552,12 @@ int worker_run(void *ctx, struct job_ctl *ctl)
 	rc = finish(run, rc, p, &err);
 out:
 	profile_free(p);
+	evidx_writer_free(run->ix);
 	evlog_free(run->log);
 	if (run->events_tmp[0])
 		unlink(run->events_tmp); /* left by a failure (installed, it is gone) */
+	if (run->index_tmp[0])
+		unlink(run->index_tmp);
 	if (run->scratch[0])
 		store_rmdir(run->env->store, run->scratch, NULL);
 	for (size_t k = 0; k < JOBSPEC_MAX_TRACES; k++)

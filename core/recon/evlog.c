@@ -302,6 +302,13 @@ void evlog_free(struct evlog *l)
 	free(l);
 }
 
+void evlog_tell(const struct evlog *l, uint64_t *off, uint64_t *count, uint64_t *seq)
+{
+	*off = l->body + l->used;
+	*count = l->count;
+	*seq = l->last_seq;
+}
+
 uint64_t evlog_count(const struct evlog *l)
 {
 	return l->count;
@@ -421,12 +428,13 @@ static int decode(struct replay *r, int hart, uint32_t nframes, struct recon_eve
 	return hart < 0 || hart == ev->hart;
 }
 
-static int replay_loop(struct replay *r, int hart, uint32_t nframes, evlog_fn fn, void *ctx)
+static int replay_loop(struct replay *r, int hart, uint32_t nframes, evlog_fn fn, void *ctx,
+		       uint64_t end, uint64_t before)
 {
 	struct recon_event ev;
-	uint64_t n = 0;
+	uint64_t n = before;
 	int rc;
-	while ((rc = refill(r)) == 0 && r->off + r->pos < r->l->body) {
+	while ((rc = refill(r)) == 0 && r->off + r->pos < end) {
 		if ((rc = decode(r, hart, nframes, &ev)) < 0)
 			return rc;
 		n++;
@@ -435,6 +443,8 @@ static int replay_loop(struct replay *r, int hart, uint32_t nframes, evlog_fn fn
 	}
 	if (rc < 0)
 		return rc;
+	if (end < r->l->body)
+		return r->off + r->pos == end ? 0 : bad(r, r->off + r->pos, "a checkpoint is off");
 	if (n != r->l->count)
 		return bad(r, r->off + r->pos, "the event count differs from the header's");
 	for (size_t i = 0; i < r->l->nharts; i++)
@@ -445,8 +455,7 @@ static int replay_loop(struct replay *r, int hart, uint32_t nframes, evlog_fn fn
 	return 0;
 }
 
-int evlog_replay(struct evlog *l, int hart, uint32_t nframes, evlog_fn fn, void *ctx,
-		 struct oob_err *err)
+static int replay_ready(struct evlog *l, struct oob_err *err)
 {
 	int rc = l->finished ? 0 : evlog_finish(l, err);
 	if (rc < 0)
@@ -456,11 +465,74 @@ int evlog_replay(struct evlog *l, int hart, uint32_t nframes, evlog_fn fn, void 
 				   "stack events: the log was capped at %" PRIu64 " of %" PRIu64
 				   " events",
 				   l->count, l->seen);
+	return 0;
+}
+
+static void replay_free(struct replay *r)
+{
+	for (size_t i = 0; i < r->l->nharts; i++)
+		free(r->hs[i].stk);
+	free(r->hs);
+}
+
+int evlog_replay(struct evlog *l, int hart, uint32_t nframes, evlog_fn fn, void *ctx,
+		 struct oob_err *err)
+{
+	int rc = replay_ready(l, err);
+	if (rc < 0)
+		return rc;
 	struct replay r = {.l = l, .err = err};
 	r.hs = oob_xcalloc(l->nharts ? l->nharts : 1, sizeof(*r.hs));
-	rc = replay_loop(&r, hart, nframes, fn, ctx);
-	for (size_t i = 0; i < l->nharts; i++)
-		free(r.hs[i].stk);
-	free(r.hs);
+	rc = replay_loop(&r, hart, nframes, fn, ctx, l->body, 0);
+	replay_free(&r);
+	return rc;
+}
+
+/* Sets a hart's decoder state to rs's and replays its open frames. */
+static int resume_hart(struct replay *r, unsigned i, const struct evlog_resume_hart *rh, int hart,
+		       uint32_t nframes, evlog_fn fn, void *ctx)
+{
+	struct rstate *s = &r->hs[i];
+	s->insn = rh->insn;
+	s->cycle = rh->cycle;
+	for (uint32_t d = 0; d < rh->depth; d++) {
+		if (nframes && rh->frames[d] >= nframes)
+			return oob_err_set(r->err, -EINVAL,
+					   "stack events: a checkpoint's frame is beyond the "
+					   "profile's frames");
+		oob_xgrow((void **)&s->stk, &s->cap, s->n + 1, sizeof(*s->stk));
+		s->stk[s->n++] = rh->frames[d];
+		struct recon_event ev = {.kind = RECON_EV_OPEN,
+					 .hart = (uint16_t)i,
+					 .frame = rh->frames[d],
+					 .depth = d + 1,
+					 .insn = rh->insn,
+					 .cycle = rh->cycle,
+					 .seq = rh->seq};
+		int rc = hart < 0 || hart == (int)i ? fn(ctx, &ev) : 0;
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int evlog_replay_from(struct evlog *l, const struct evlog_resume *rs, int hart, uint32_t nframes,
+		      evlog_fn fn, void *ctx, struct oob_err *err)
+{
+	int rc = replay_ready(l, err);
+	if (rc < 0)
+		return rc;
+	uint64_t end = rs->end ? rs->end : l->body;
+	if (rs->off > end || end > l->body || rs->count > l->count || rs->nharts > l->nharts)
+		return oob_err_set(
+		    err, -EINVAL, "stack events: a checkpoint (byte %" PRIu64 ") is beyond the log",
+		    HEADER + rs->off);
+	struct replay r = {.l = l, .err = err, .seq = rs->seq, .off = rs->off};
+	r.hs = oob_xcalloc(l->nharts ? l->nharts : 1, sizeof(*r.hs));
+	for (unsigned i = 0; rc == 0 && i < rs->nharts; i++)
+		rc = resume_hart(&r, i, &rs->h[i], hart, nframes, fn, ctx);
+	if (rc == 0)
+		rc = replay_loop(&r, hart, nframes, fn, ctx, end, rs->count);
+	replay_free(&r);
 	return rc;
 }

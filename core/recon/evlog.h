@@ -92,4 +92,30 @@ struct evlog_hart evlog_hart(const struct evlog *l, unsigned hart);
 int evlog_replay(struct evlog *l, int hart, uint32_t nframes, evlog_fn fn, void *ctx,
 		 struct oob_err *err);
 
+/* Where the next recorded event will go: its body offset, the events kept
+ * before it and the seq of the last one (the checkpoints of evidx.h). */
+void evlog_tell(const struct evlog *l, uint64_t *off, uint64_t *count, uint64_t *seq);
+
+/* A point to resume a replay from (a checkpoint of evidx.h): the state of
+ * the decoder at body offset off, and every hart's open stack then. */
+struct evlog_resume_hart {
+	uint64_t insn, cycle, seq; /* stamps of the hart's last event before off */
+	uint32_t depth;
+	const uint32_t *frames; /* depth frame ids, bottom first */
+};
+struct evlog_resume {
+	uint64_t off, count, seq; /* as evlog_tell said then */
+	uint64_t end;		  /* body offset to stop at; 0: the end of the log */
+	unsigned nharts;
+	const struct evlog_resume_hart *h;
+};
+
+/*
+ * evlog_replay from rs: first an open event (calls 0, the hart's last stamps)
+ * for each frame open at rs->off, bottom first, then the events from there
+ * up to rs->end. The same checks as evlog_replay, and the same errors.
+ */
+int evlog_replay_from(struct evlog *l, const struct evlog_resume *rs, int hart, uint32_t nframes,
+		      evlog_fn fn, void *ctx, struct oob_err *err);
+
 #endif

@@ -162,6 +162,8 @@ static void batch(struct recon *r, const struct trace_batch *b)
 	uint32_t s = 0;
 	h->cycles = b->cycle != NULL;
 	r->run.b = b;
+	if (r->opts->on_batch)
+		r->opts->on_batch(r->opts->batch_ctx, b, r->run.gseq);
 	r->xi = 0;
 	r->spx = 0;
 	proc_batch(&r->run.proc, b);

@@ -90,6 +90,10 @@ struct recon_opts {
 	/* Stack events (NULL: none, and no cost). Called from the running thread. */
 	recon_event_fn on_event;
 	void *event_ctx;
+	/* Each batch before it is reconstructed, with the records read before it
+	 * (all harts): the event index (evidx.h) keeps when each record retired. */
+	void (*on_batch)(void *ctx, const struct trace_batch *b, uint64_t gseq);
+	void *batch_ctx;
 
 	/* Called every few million instructions from the running thread. */
 	void (*progress)(void *ctx, uint64_t raw_bytes, uint64_t insns);

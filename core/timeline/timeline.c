@@ -178,8 +178,60 @@ static int evlog_for(struct evlog *log, const struct profile *p, int hart, evlog
 	return evlog_replay(log, hart, (uint32_t)profile_nframes(p), fn, ctx, err);
 }
 
+/* An index that can serve this profile's time axis, else NULL. */
+static struct evidx *usable(struct evidx *ix, const struct profile *p)
+{
+	return ix && evidx_cycles(ix) == profile_has_cycles(p) ? ix : NULL;
+}
+
+/* The replay of timeline_harts: from the index's checkpoint before the
+ * window when there is an index, then the run's first and last event times
+ * (which the partial replay did not see all of) from the index. */
+static int harts_replay(struct evlog *log, struct evidx *ix, const struct profile *p,
+			const struct timeline_opts *o, struct hreplay *x, struct oob_err *err)
+{
+	if (!ix)
+		return evlog_for(log, p, o->hart, on_hart_event, x, err);
+	unsigned nh = evidx_nharts(ix);
+	uint64_t *lo = oob_xcalloc(nh ? nh : 1, sizeof(*lo)), *hi = oob_xcalloc(nh ? nh : 1, 8);
+	for (unsigned i = 0; i < nh; i++) {
+		lo[i] = o->from;
+		hi[i] = o->to ? o->to : UINT64_MAX;
+	}
+	struct evlog_resume rs;
+	evidx_seek(ix, o->hart, 1, lo, hi, &rs);
+	free(lo);
+	free(hi);
+	int rc = evlog_replay_from(log, &rs, o->hart, (uint32_t)profile_nframes(p), on_hart_event,
+				   x, err);
+	x->any = 0;
+	for (unsigned i = 0; rc == 0 && i < nh && i < x->nhs; i++) {
+		uint64_t first, last, events;
+		evidx_hart_events(ix, i, &first, &last, &events);
+		if (!events || (o->hart >= 0 && (unsigned)o->hart != i))
+			continue;
+		if (!x->hs[i].started) { /* all its events outside the part read */
+			x->hs[i].started = 1;
+			x->hs[i].cur = (struct timeline_span){.start = last, .end = last, .n = 1};
+			x->hs[i].t0 = last;
+		}
+		if (!x->any || first < x->t->start)
+			x->t->start = first;
+		if (!x->any || last > x->t->end)
+			x->t->end = last;
+		x->any = 1;
+	}
+	return rc;
+}
+
 int timeline_harts(struct evlog *log, const struct profile *p, const struct timeline_opts *o,
 		   struct timeline **out, struct oob_err *err)
+{
+	return timeline_harts_ix(log, NULL, p, o, out, err);
+}
+
+int timeline_harts_ix(struct evlog *log, struct evidx *ix, const struct profile *p,
+		      const struct timeline_opts *o, struct timeline **out, struct oob_err *err)
 {
 	struct timeline *t = oob_xcalloc(1, sizeof(*t));
 	struct hreplay x = {.p = p, .o = o, .cycles = profile_has_cycles(p), .t = t};
@@ -193,7 +245,7 @@ int timeline_harts(struct evlog *log, const struct profile *p, const struct time
 		t->harts[i].hart = i;
 		timeline_merger_init(&x.hs[i].mg, o->from, o->to, o->min_dur, &t->harts[i].spans);
 	}
-	int rc = evlog_for(log, p, o->hart, on_hart_event, &x, err);
+	int rc = harts_replay(log, usable(ix, p), p, o, &x, err);
 	for (unsigned i = 0; rc == 0 && i < nh; i++) {
 		if (!x.hs[i].started) {
 			free(t->harts[i].spans.v);
@@ -238,6 +290,10 @@ struct preplay {
 	struct hstate *hs;
 	size_t nhs;
 	uint64_t insns, cycle_sum;
+	/* exact windows (an index): per hart the records [pf, pt) and the
+	 * cycles of records pf and pt */
+	uint64_t *pf, *pt, *cf, *ct;
+	size_t npos;
 	struct oob_err *err;
 };
 
@@ -256,13 +312,42 @@ static int in_window(const struct preplay *x, uint64_t t)
 	return t >= x->from && (x->to == 0 || t < x->to);
 }
 
+/* The part of the span [h->insn, ev->insn) in the hart's records [pf, pt). */
+static void charge_exact(struct preplay *x, struct hstate *h, const struct recon_event *ev,
+			 uint32_t top)
+{
+	unsigned k = ev->hart;
+	if (k >= x->npos)
+		return;
+	uint64_t lo = h->insn > x->pf[k] ? h->insn : x->pf[k];
+	uint64_t hi = ev->insn < x->pt[k] ? ev->insn : x->pt[k];
+	if (lo >= hi)
+		return;
+	uint64_t c0 = lo == h->insn ? h->cycle : x->cf[k];
+	uint64_t c1 = hi == ev->insn ? ev->cycle : x->ct[k];
+	uint64_t cyc = c1 > c0 ? c1 - c0 : 0;
+	x->nodes[top].self_insns += hi - lo;
+	x->nodes[top].self_cycles += cyc;
+	x->insns += hi - lo;
+	x->cycle_sum += cyc;
+}
+
+static int opened_in_window(const struct preplay *x, const struct recon_event *ev, uint64_t t)
+{
+	if (!x->pf)
+		return in_window(x, t);
+	return ev->hart < x->npos && ev->insn >= x->pf[ev->hart] && ev->insn < x->pt[ev->hart];
+}
+
 static int on_profile_event(void *ctx, const struct recon_event *ev)
 {
 	struct preplay *x = ctx;
 	struct hstate *h = hstate_get(&x->hs, &x->nhs, ev->hart);
 	uint64_t t = when(x->cycles, ev);
 	uint32_t top = h->n ? h->stk[h->n - 1] : 0;
-	if (h->started && in_window(x, h->t0)) {
+	if (h->started && x->pf) {
+		charge_exact(x, h, ev, top);
+	} else if (h->started && in_window(x, h->t0)) {
 		x->nodes[top].self_insns += ev->insn - h->insn;
 		x->nodes[top].self_cycles += ev->cycle - h->cycle;
 		x->insns += ev->insn - h->insn;
@@ -281,15 +366,43 @@ static int on_profile_event(void *ctx, const struct recon_event *ev)
 					   "profile",
 					   ev->frame, top);
 		node = (uint32_t)*v;
-		if (ev->calls && in_window(x, t))
+		if (ev->calls && opened_in_window(x, ev, t))
 			x->nodes[node].calls++;
 	}
 	stack_apply(h, ev, node);
 	return 0;
 }
 
+/* Each hart's records [pf, pt) of the window, and the resume point. */
+static int exact_bounds(struct preplay *x, struct evidx *ix, int hart, struct evlog_resume *rs)
+{
+	unsigned nh = evidx_nharts(ix);
+	x->npos = nh;
+	x->pf = oob_xcalloc(nh ? nh : 1, sizeof(uint64_t));
+	x->pt = oob_xcalloc(nh ? nh : 1, sizeof(uint64_t));
+	x->cf = oob_xcalloc(nh ? nh : 1, sizeof(uint64_t));
+	x->ct = oob_xcalloc(nh ? nh : 1, sizeof(uint64_t));
+	for (unsigned i = 0; i < nh; i++) {
+		int rc = evidx_pos(ix, i, x->from, &x->pf[i], &x->cf[i], x->err);
+		if (rc == 0 && x->to)
+			rc = evidx_pos(ix, i, x->to, &x->pt[i], &x->ct[i], x->err);
+		else
+			x->pt[i] = UINT64_MAX;
+		if (rc < 0)
+			return rc;
+	}
+	evidx_seek(ix, hart, 0, x->pf, x->pt, rs);
+	return 0;
+}
+
 int timeline_profile(struct evlog *log, const struct profile *p, int hart, uint64_t from,
 		     uint64_t to, struct profile **out, struct oob_err *err)
+{
+	return timeline_profile_ix(log, NULL, p, hart, from, to, out, err);
+}
+
+int timeline_profile_ix(struct evlog *log, struct evidx *ix, const struct profile *p, int hart,
+			uint64_t from, uint64_t to, struct profile **out, struct oob_err *err)
 {
 	size_t n = profile_nnodes(p), nf = profile_nframes(p);
 	struct preplay x = {.p = p, .cycles = profile_has_cycles(p), .from = from, .to = to};
@@ -300,7 +413,12 @@ int timeline_profile(struct evlog *log, const struct profile *p, int hart, uint6
 		x.nodes[i].frame = profile_node(p, i)->frame;
 	}
 	index_children(&x);
-	int rc = evlog_for(log, p, hart, on_profile_event, &x, err);
+	int rc;
+	struct evlog_resume rs;
+	if ((ix = usable(ix, p)) && (rc = exact_bounds(&x, ix, hart, &rs)) == 0)
+		rc = evlog_replay_from(log, &rs, hart, (uint32_t)nf, on_profile_event, &x, err);
+	else if (!ix)
+		rc = evlog_for(log, p, hart, on_profile_event, &x, err);
 	if (rc == 0) {
 		struct profile_frame *fr = oob_xmalloc((nf ? nf : 1) * sizeof(*fr));
 		for (uint32_t i = 0; i < nf; i++)
@@ -317,5 +435,9 @@ int timeline_profile(struct evlog *log, const struct profile *p, int hart, uint6
 	oob_map_destroy(&x.child);
 	hstates_free(x.hs, x.nhs);
 	free(x.nodes);
+	free(x.pf);
+	free(x.pt);
+	free(x.cf);
+	free(x.ct);
 	return rc;
 }

@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "recon/evidx.h"
 #include "recon/evlog.h"
 #include "util/oob_err.h"
 #include "profile/profile.h"
@@ -100,5 +101,21 @@ void timeline_free(struct timeline *t);
  * processes and statistics (instructions and cycles of the window). */
 int timeline_profile(struct evlog *log, const struct profile *p, int hart, uint64_t from,
 		     uint64_t to, struct profile **out, struct oob_err *err);
+
+/*
+ * The same with the log's index (evidx.h; NULL, or an index of another axis:
+ * as above). The window is then exact: on each hart it holds the records
+ * whose time is in [from, to), evidx_pos(from) up to evidx_pos(to), a span
+ * between two events cut where the window cuts it (its cycles at the cycle
+ * of the first record on each side); calls count the frames opened on those
+ * records. Replays read from the checkpoint before the window to the one
+ * after it.
+ */
+int timeline_profile_ix(struct evlog *log, struct evidx *ix, const struct profile *p, int hart,
+			uint64_t from, uint64_t to, struct profile **out, struct oob_err *err);
+
+/* timeline_harts reading only the window's part of the log (ix may be NULL). */
+int timeline_harts_ix(struct evlog *log, struct evidx *ix, const struct profile *p,
+		      const struct timeline_opts *o, struct timeline **out, struct oob_err *err);
 
 #endif

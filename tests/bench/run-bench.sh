@@ -153,3 +153,8 @@ fi
 if [ -x "$OOB_BUILDDIR/tests/bench/bench_sym" ] && [ -f "$gen/vmlinux" ]; then
 	"$OOB_BUILDDIR/tests/bench/bench_sym" "$gen/vmlinux" 2>&1 || true
 fi
+
+# The event index (core/recon/evidx.h): one job of the same trace on a
+# private oobprofd, window views with the index and with the whole replay.
+echo
+sh "$OOB_SRCDIR/tests/bench/bench-index.sh" "$dir/mixed.oobt" "$prog"

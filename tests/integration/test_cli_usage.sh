@@ -33,7 +33,7 @@ esac
 # trace, never the option. Values that parse for every option: 1 or a word.
 value_for() {
 	case $1 in
-	--format) echo auto ;; --metric) echo instructions ;; --tasks) echo auto ;;
+	--format) echo auto ;; --metric) echo instructions ;; --tasks | --nonlocal) echo auto ;;
 	--window) echo 1:2 ;; --go-clock) echo 1 ;; --tracks) echo harts ;;
 	--log-level) echo error ;; --to) echo "$2" ;; --width) echo 800 ;;
 	--tracerv-valid-bit) echo 40 ;; *) echo 1 ;;

@@ -1,0 +1,68 @@
+#!/bin/sh
+# bench-index.sh TRACE ELF...: one job of TRACE on a private oobprofd, then
+# the event index's figures: job time, sizes of events.evl and events.idx,
+# time of a 1 %-window flame graph and of the first timeline (the whole run
+# at 2000 pixels), each with the index and with the whole log's replay (the
+# index moved away, as jobs of older oobprofd are served). Prints figures;
+# never passes or fails on timing. Called by run-bench.sh; OOB_BUILDDIR set.
+set -u
+: "${OOB_BUILDDIR:?}"
+trace=$1
+shift
+srv=$OOB_BUILDDIR/oobprofd
+dir=$(mktemp -d "${TMPDIR:-/tmp}/oobprof-bench-index.XXXXXX") || exit 1
+port=$((20000 + $$ % 20000))
+url=http://127.0.0.1:$port
+"$srv" --data "$dir/data" --listen "127.0.0.1:$port" --workers 1 >"$dir/srv.log" 2>&1 &
+pid=$!
+trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
+i=0
+until curl -sf "$url/api/v1/health" >/dev/null; do
+	i=$((i + 1))
+	[ $i -gt 100 ] && { echo "bench-index: oobprofd did not start: $(cat "$dir/srv.log")"; exit 0; }
+	sleep 0.1
+done
+id_of() { python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'; }
+bins=
+for b in "$@"; do
+	bins=$bins${bins:+,}$(curl -s -T "$b" "$url/api/v1/binaries?name=$(basename "$b")" | id_of)
+done
+tr=$(curl -s -T "$trace" "$url/api/v1/traces?name=$(basename "$trace")" | id_of)
+t0=$(date +%s.%N)
+job=$(curl -s -d "{\"trace\": $tr, \"binaries\": [$bins]}" "$url/api/v1/jobs" | id_of)
+while :; do
+	state=$(curl -s "$url/api/v1/jobs/$job" | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')
+	case $state in done | failed | cancelled) break ;; esac
+	sleep 0.2
+done
+t1=$(date +%s.%N)
+[ "$state" = done ] || { echo "bench-index: job $state"; exit 0; }
+res=$dir/data/results/$job
+curl -s "$url/api/v1/jobs/$job" >"$dir/job.json"
+python3 - "$dir/job.json" "$res" "$t0" "$t1" <<'PY'
+import json, os, sys
+j = json.load(open(sys.argv[1]))
+insns = j.get("summary", {}).get("instructions") or j.get("progress", {}).get("instructions", 0)
+ev, ix = (os.path.getsize(os.path.join(sys.argv[2], f)) for f in ("events.evl", "events.idx"))
+print("bench-index: job of %d instructions: %.1f s; events.evl %.1f MB, events.idx %.1f MB "
+      "(%.3f bytes an instruction)" % (insns, float(sys.argv[4]) - float(sys.argv[3]), ev / 1e6,
+                                       ix / 1e6, ix / max(insns, 1)))
+PY
+curl -s "$url/api/v1/jobs/$job/timeline?tracks=harts&min_duration=1000000000000" >"$dir/tl0.json"
+read -r start end <<EOF
+$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["start"], j["end"])' "$dir/tl0.json")
+EOF
+span=$((end - start))
+a=$((start + span / 2)) b=$((start + span / 2 + span / 100))
+px=$((span / 2000 + 1))
+timed() { # label url
+	s=$(curl -s -o /dev/null -w '%{time_total} %{http_code}' "$2")
+	echo "bench-index: $1: $s (s, HTTP)"
+}
+for how in index replay; do
+	[ $how = replay ] && mv "$res/events.idx" "$dir/idx.saved"
+	timed "1 % window flame graph ($how)" "$url/api/v1/jobs/$job/flamegraph?from=$a&to=$b"
+	timed "first timeline, 2000 px ($how)" "$url/api/v1/jobs/$job/timeline?min_duration=$px"
+	timed "1 % window timeline ($how)" "$url/api/v1/jobs/$job/timeline?from=$a&to=$b&min_duration=$((px / 100 + 1))"
+done
+exit 0
