@@ -168,14 +168,14 @@ static void write_name(const struct evlog *ev, const struct export_opts *o, FILE
 		export_json_str(f, name);
 		return;
 	}
-	if (evlog_capped(ev))
-		snprintf(buf, sizeof(buf),
-			 "%.800s (sampled: %" PRIu64 " stack events, more than the log keeps)",
-			 name, evlog_seen(ev));
-	else
+	if (o->max_events && evlog_seen(ev) > o->max_events)
 		snprintf(buf, sizeof(buf),
 			 "%.800s (sampled: %" PRIu64 " stack events > max %" PRIu64 ")", name,
-			 evlog_count(ev), o->max_events);
+			 evlog_seen(ev), o->max_events);
+	else /* a log capped by whoever recorded it */
+		snprintf(buf, sizeof(buf),
+			 "%.800s (sampled: %" PRIu64 " stack events, more than the log kept)", name,
+			 evlog_seen(ev));
 	export_json_str(f, buf);
 }
 
