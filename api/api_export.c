@@ -92,7 +92,7 @@ static FILE *temp_file(struct api_ctx *c, struct oob_err *e)
 }
 
 static void send_file(struct http_req *r, FILE *f, const struct export_req *x, int64_t id,
-		      int partial)
+		      int partial, const struct evlog *log)
 {
 	char disp[CATALOG_NAME_MAX + 128];
 	int fd = dup(fileno(f));
@@ -111,6 +111,8 @@ static void send_file(struct http_req *r, FILE *f, const struct export_req *x, i
 	}
 	if (partial)
 		http_add_header(r, "X-Oobprof-Partial", "1");
+	if (x->o.format == EXPORT_SPEEDSCOPE && export_speedscope_fell_back(log, &x->o))
+		http_add_header(r, "X-Oobprof-Fallback", "sampled");
 	http_respond_fd(r, 200, export_content_type(x->o.format), fd, (uint64_t)st.st_size);
 }
 
@@ -125,7 +127,7 @@ static int write_export(struct api_ctx *c, struct http_req *r, const struct cata
 	int rc = 0;
 	if (export_wants_events(&x->o) && !(log = api_job_events(c, row, id, e)))
 		rc = e->code;
-	if (rc == 0 && x->o.format == EXPORT_PERFETTO && (rc = api_go_load(c, id, &go, e)) == 0)
+	if (rc == 0 && export_is_perfetto(x->o.format) && (rc = api_go_load(c, id, &go, e)) == 0)
 		x->o.go = go.trace ? &go.go : NULL;
 	FILE *f = rc == 0 ? temp_file(c, e) : NULL;
 	if (rc == 0 && !f)
@@ -133,7 +135,7 @@ static int write_export(struct api_ctx *c, struct http_req *r, const struct cata
 	if (rc == 0 && (rc = export_write(p, log, &x->o, f, e)) < 0)
 		fclose(f);
 	if (rc == 0)
-		send_file(r, f, x, id, partial);
+		send_file(r, f, x, id, partial, log);
 	x->o.go = NULL;
 	api_go_free(&go);
 	evlog_free(log);

@@ -56,6 +56,8 @@ static const struct api_route routes[] = {
     READ("/api/v1/jobs/{id}/timeline", api_jobs_timeline),
     READ("/api/v1/jobs/{id}/export/speedscope", api_export_get),
     READ("/api/v1/jobs/{id}/export/perfetto", api_export_get),
+    READ("/api/v1/jobs/{id}/export/perfetto-json", api_export_get),
+    READ("/api/v1/jobs/{id}/export/perfetto-pb", api_export_get),
     READ("/api/v1/jobs/{id}/export/pprof", api_export_get),
     READ("/api/v1/jobs/{id}/export/folded", api_export_get),
     READ("/api/v1/jobs/{id}/export/svg", api_export_get),

@@ -502,7 +502,9 @@ int cli_cmd_export(struct cli *c, int argc, char **argv)
 	struct oob_err err = {0};
 	struct evlog *log = NULL;
 	if (!c->to || export_format_parse(c->to, &c->ex.format) < 0 || !c->out) {
-		fputs("oobprof export: needs --to speedscope|perfetto|pprof|folded and -o OUT\n",
+		fputs("oobprof export: needs --to speedscope|perfetto-pb|perfetto|pprof|folded|svg "
+		      "and "
+		      "-o OUT\n",
 		      stderr);
 		return 2;
 	}
@@ -525,7 +527,7 @@ int cli_cmd_export(struct cli *c, int argc, char **argv)
 	struct timeline_go go = {0};
 	json_t *desc = NULL;
 	int rc = p ? 0 : 1;
-	if (rc == 0 && c->gotrace && c->ex.format == EXPORT_PERFETTO &&
+	if (rc == 0 && c->gotrace && export_is_perfetto(c->ex.format) &&
 	    (rc = go_overlay(c, argc, argv, &gt, &go, &desc)) == 0)
 		c->ex.go = &go;
 	if (rc == 0) {
@@ -533,6 +535,14 @@ int cli_cmd_export(struct cli *c, int argc, char **argv)
 		if ((log && evlog_finish(log, &err) < 0) || write_export(c, p, log, &err) < 0) {
 			fprintf(stderr, "oobprof export: %s\n", err.msg);
 			rc = 1;
+		} else if (c->ex.format == EXPORT_SPEEDSCOPE &&
+			   export_speedscope_fell_back(log, &c->ex)) {
+			fprintf(stderr,
+				"oobprof export: note: more than %" PRIu64
+				" stack events: speedscope gets the sampled form (weights per "
+				"stack, no time); --max-events 0 keeps them all, or use --to "
+				"perfetto-pb\n",
+				c->max_events);
 		}
 	}
 	json_decref(desc);

@@ -32,7 +32,8 @@ static const struct cmd_row cmds[] = {
     {"convert", CLI_CONVERT, "oobprof convert --to oobt|tracerv-bin [--per-hart] TRACE -o OUT",
      "the trace in another format", "oobt keeps every field a record has, compactly."},
     {"export", CLI_EXPORT,
-     "oobprof export --to speedscope|perfetto|pprof|folded|svg [options] TRACE... -o OUT",
+     "oobprof export --to speedscope|perfetto-pb|perfetto|pprof|folded|svg [options] TRACE... "
+     "-o OUT",
      "the profile for speedscope, Perfetto, pprof", NULL},
     {"flamegraph", CLI_FLAMEGRAPH, "oobprof flamegraph [options] TRACE... [-o OUT.svg]",
      "an SVG flame graph",
@@ -95,19 +96,23 @@ static const struct opt_row opts[] = {
      "--window: replay every stack event, not only the window's (tests)"},
     {"min-duration", "D", OPT_MIN_DUR, CLI_TIMELINE, "merge intervals shorter than D (axis units)"},
     {"min-duration", "NS", OPT_MIN_DUR, CLI_EXPORT,
-     "perfetto: leave out frames shorter than NS ns (without --clock-hz, 1 ns stands for "
+     "perfetto, perfetto-pb: leave out frames shorter than NS ns (without --clock-hz, 1 ns stands "
+     "for "
      "one cycle or instruction)"},
     {"tracks", "LIST", OPT_TRACKS, CLI_TIMELINE,
      "harts,goroutines,procs,threads,gc (default: all)"},
     {"gotrace", "F", OPT_GOTRACE, CLI_TIMELINE, "a Go execution trace of the same run"},
     {"gotrace", "F", OPT_GOTRACE, CLI_EXPORT,
-     "perfetto: add a Go execution trace of the run (its clock: --go-clock, or fitted as for "
+     "perfetto, perfetto-pb: add a Go execution trace of the run (its clock: --go-clock, or fitted "
+     "as for "
      "`oobprof timeline`)"},
     {"go-clock", "HZ[:OFF]", OPT_GOCLOCK, CLI_TIMELINE | CLI_EXPORT,
      "the Go trace's clock: time units per second and the trace time of Go tick 0 (default: "
      "fitted, see oobprof gotrace --align)"},
     {"to", "FORMAT", OPT_TO, CLI_CONVERT, "oobt or tracerv-bin"},
-    {"to", "FORMAT", OPT_TO, CLI_EXPORT, "speedscope, perfetto, pprof, folded or svg"},
+    {"to", "FORMAT", OPT_TO, CLI_EXPORT,
+     "speedscope, perfetto-pb (Perfetto's protobuf, gzipped: large traces), perfetto (Chrome "
+     "trace JSON; also perfetto-json), pprof, folded or svg"},
     {"per-hart", NULL, OPT_PER_HART, CLI_CONVERT,
      "one file per hart, OUT-C0, OUT-C1 ... (as FireSim names them); without cycles in "
      "TRACE, a record's index in the whole trace is its cycle"},

@@ -314,8 +314,9 @@ export function renderJob(main, id) {
     const m = { metric: state.metric };
     const timeOpts = (f) => {
       const o = {};
-      if ((f === 'speedscope' || f === 'perfetto') && exportOpts.clock_hz) o.clock_hz = exportOpts.clock_hz;
-      if (f === 'perfetto' && exportOpts.min_duration) o.min_duration = exportOpts.min_duration;
+      const perfetto = f === 'perfetto' || f === 'perfetto-pb';
+      if ((f === 'speedscope' || perfetto) && exportOpts.clock_hz) o.clock_hz = exportOpts.clock_hz;
+      if (perfetto && exportOpts.min_duration) o.min_duration = exportOpts.min_duration;
       return o;
     };
     const numberInput = (id, key, label, title) => [
@@ -329,7 +330,8 @@ export function renderJob(main, id) {
       })];
     const files = [
       ['speedscope', 'speedscope (.json)', 'exact open/close of every frame, per hart'],
-      ['perfetto', 'Perfetto / Chrome trace (.json)', 'for ui.perfetto.dev or chrome://tracing'],
+      ['perfetto-pb', 'Perfetto (.pftrace.gz)', 'for ui.perfetto.dev: processes and threads, compact for long traces'],
+      ['perfetto', 'Perfetto / Chrome trace (.json)', 'for chrome://tracing too; large for long traces'],
       ['pprof', 'pprof (.pb.gz)', 'go tool pprof'],
       ['folded', 'folded stacks (.txt)', 'flamegraph.pl, speedscope'],
     ];
@@ -344,7 +346,22 @@ export function renderJob(main, id) {
         numberInput('min-duration', 'min_duration', 'Perfetto: leave out frames under (ns)', 'keeps exports of long traces small')),
       el('ul', { class: 'exports' }, files.map(([f, label, why]) => el('li', {},
         el('a', { class: 'button', 'data-export': f, href: exportURL(id, f, { ...m, ...timeOpts(f), download: 1 }) }, label),
-        ' ', el('span', { class: 'muted' }, why)))));
+        ' ', el('span', { class: 'muted' }, why)))),
+      speedscopeNote());
+  }
+
+  // The server gives speedscope the sampled form (weights per stack, no
+  // time) above SPEEDSCOPE_MAX_EVENTS stack events, and says so in the
+  // file's name and an X-Oobprof-Fallback header. An event takes 6 bytes
+  // or more in the job's log: a smaller log cannot be over the bound.
+  const SPEEDSCOPE_MAX_EVENTS = 5000000;
+  function speedscopeNote() {
+    const bytes = job.stack_events_bytes;
+    if (!bytes || bytes / 6 <= SPEEDSCOPE_MAX_EVENTS) return null;
+    return el('p', { class: 'muted', id: 'speedscope-note' },
+      `Note: this job has up to ${num(Math.floor(bytes / 6))} stack events; above ` +
+      `${num(SPEEDSCOPE_MAX_EVENTS)} speedscope gets the sampled form (weights per stack, no time), ` +
+      'and its name says "sampled". Perfetto (.pftrace.gz) keeps every event.');
   }
 
   // The Processes card: hidden until the job says it has processes.

@@ -17,6 +17,7 @@ static const struct {
     [EXPORT_PPROF] = {"pprof", "application/octet-stream", ".pb.gz"},
     [EXPORT_FOLDED] = {"folded", "text/plain; charset=utf-8", ".folded.txt"},
     [EXPORT_SVG] = {"svg", "image/svg+xml", ".svg"},
+    [EXPORT_PERFETTO_PB] = {"perfetto-pb", "application/gzip", ".pftrace.gz"},
 };
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
@@ -28,6 +29,10 @@ int export_format_parse(const char *s, enum export_format *out)
 			*out = (enum export_format)i;
 			return 0;
 		}
+	}
+	if (!strcmp(s, "perfetto-json")) {
+		*out = EXPORT_PERFETTO;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -47,9 +52,14 @@ const char *export_file_suffix(enum export_format f)
 	return formats[f].suffix;
 }
 
+int export_is_perfetto(enum export_format f)
+{
+	return f == EXPORT_PERFETTO || f == EXPORT_PERFETTO_PB;
+}
+
 int export_wants_events(const struct export_opts *o)
 {
-	return o->format == EXPORT_PERFETTO || (o->format == EXPORT_SPEEDSCOPE && !o->sampled);
+	return export_is_perfetto(o->format) || (o->format == EXPORT_SPEEDSCOPE && !o->sampled);
 }
 
 const char *export_tool_name(void)
@@ -65,7 +75,7 @@ int export_clock_init(struct export_clock *c, const struct profile *p, const str
 	memset(c, 0, sizeof(*c));
 	c->cycles =
 	    o->metric == PROFILE_CYCLES || (o->metric == PROFILE_CALLS && profile_has_cycles(p));
-	if (o->go && o->format == EXPORT_PERFETTO) /* the axis the Go clock maps to */
+	if (o->go && export_is_perfetto(o->format)) /* the axis the Go clock maps to */
 		c->cycles = profile_has_cycles(p);
 	if (c->cycles && !profile_has_cycles(p))
 		return oob_err_set(err, -EINVAL, "export: this trace has no cycle counts");
@@ -76,7 +86,7 @@ int export_clock_init(struct export_clock *c, const struct profile *p, const str
 				   profile_has_cycles(p) ? "choose the cycles metric"
 							 : "the trace has no cycle counts");
 	c->hz = o->clock_hz;
-	c->seq = !c->cycles && o->go && o->format == EXPORT_PERFETTO;
+	c->seq = !c->cycles && o->go && export_is_perfetto(o->format);
 	c->t0 = c->seq ? 0 : UINT64_MAX; /* records count from the trace's start */
 	for (unsigned h = 0; ev && h < evlog_nharts(ev); h++) {
 		struct evlog_hart s = evlog_hart(ev, h);
@@ -126,9 +136,10 @@ int export_check(const struct profile *p, const struct evlog *ev, const struct e
 	int rc = 0;
 	if ((unsigned)o->format >= NFORMATS)
 		return oob_err_set(err, -EINVAL, "export: unknown format %d", (int)o->format);
-	if (o->format == EXPORT_PERFETTO && !ev)
-		return oob_err_set(err, -EINVAL, "perfetto export: needs the stack events");
-	if (o->format == EXPORT_PERFETTO ||
+	if (export_is_perfetto(o->format) && !ev)
+		return oob_err_set(err, -EINVAL, "%s export: needs the stack events",
+				   export_format_name(o->format));
+	if (export_is_perfetto(o->format) ||
 	    (o->format == EXPORT_SPEEDSCOPE && export_speedscope_evented(ev, o)))
 		rc = export_clock_init(&clk, p, ev, o, err);
 	return rc < 0 && o->format == EXPORT_SPEEDSCOPE ? oob_err_prefix(err, "speedscope export")
@@ -145,6 +156,9 @@ int export_write(const struct profile *p, struct evlog *ev, const struct export_
 		break;
 	case EXPORT_PERFETTO:
 		rc = export_perfetto(p, ev, o, out, err);
+		break;
+	case EXPORT_PERFETTO_PB:
+		rc = export_perfetto_pb(p, ev, o, out, err);
 		break;
 	case EXPORT_PPROF:
 		rc = export_pprof(p, o, out, err);

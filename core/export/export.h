@@ -28,6 +28,26 @@
  *             has no cycles (the axis the model maps to, common to all
  *             harts). Needs events. The file name should not end in
  *             .chrome.json: speedscope reads that as a DevTools timeline.
+ * perfetto-pb Perfetto's own format (ui.perfetto.dev, trace_processor): a
+ *             gzipped protobuf Trace (perfetto/protos/perfetto/trace/), a
+ *             stream of TracePackets on one sequence. The same slices as
+ *             perfetto, with the same times (ns, same min_duration rule), as
+ *             TrackEvent TYPE_SLICE_BEGIN/END. Tracks: each guest process of
+ *             the profile (profile_process) is a Perfetto process (its pid,
+ *             comm) with one thread (tid = pid), and a hart's frames go on
+ *             the thread of the process whose root frame is at the bottom
+ *             of the hart's stack; frames outside any process go on a
+ *             thread per hart of a process named after the profile.
+ *             Processes without a pid, or with one already taken, and the
+ *             harts get pids and tids from 2^24 up. Names and categories are
+ *             interned; a frame's source file:line is a "source" argument
+ *             (debug annotation). Written as events are replayed: memory
+ *             stays bounded whatever the trace's length. A thread track
+ *             holds its time: a task moving to a hart whose clock is behind
+ *             (no cycles, time per hart) has its slices start no earlier
+ *             than its last. With a Go trace: the Go runtime's tracks as a
+ *             process "Go runtime". Needs events. Also "perfetto-json" for
+ *             perfetto, so that the JSON can be named unambiguously.
  * pprof       gzipped profile.proto (github.com/google/pprof/proto): sample
  *             types instructions, cycles (when the trace has them) and calls,
  *             all "count"; one sample per calling context, locations leaf
@@ -59,7 +79,8 @@ enum export_format {
 	EXPORT_PERFETTO,
 	EXPORT_PPROF,
 	EXPORT_FOLDED,
-	EXPORT_SVG
+	EXPORT_SVG,
+	EXPORT_PERFETTO_PB
 };
 
 struct export_opts {
@@ -81,16 +102,23 @@ struct export_opts {
 	const struct timeline_go *go;
 };
 
-/* Parses "speedscope", "perfetto", "pprof", "folded", "svg"; -EINVAL otherwise. */
+/* Parses "speedscope", "perfetto" (or "perfetto-json"), "perfetto-pb", "pprof",
+ * "folded", "svg"; -EINVAL otherwise. */
 int export_format_parse(const char *s, enum export_format *out);
 const char *export_format_name(enum export_format f);
 /* MIME type of the output. */
 const char *export_content_type(enum export_format f);
-/* The file name suffix to use (".speedscope.json", ".trace.json", ".pb.gz",
- * ".folded.txt"). */
+/* The file name suffix to use (".speedscope.json", ".trace.json",
+ * ".pftrace.gz", ".pb.gz", ".folded.txt", ".svg"). */
 const char *export_file_suffix(enum export_format f);
 /* 1 if this export would read stack events (evented speedscope, perfetto). */
 int export_wants_events(const struct export_opts *o);
+/* 1 for both Perfetto formats (JSON and protobuf). */
+int export_is_perfetto(enum export_format f);
+/* 1 if speedscope would write the sampled form although it was not asked
+ * for (more than o->max_events stack events, or a capped log): the caller
+ * may say so. */
+int export_speedscope_fell_back(const struct evlog *ev, const struct export_opts *o);
 
 /* The checks export_write makes before it writes anything (the format,
  * perfetto without events, clock_hz without cycles): 0, or -EINVAL + err

@@ -42,10 +42,24 @@ int export_speedscope(const struct profile *p, struct evlog *ev, const struct ex
 		      FILE *out, struct oob_err *err);
 int export_perfetto(const struct profile *p, struct evlog *ev, const struct export_opts *o,
 		    FILE *out, struct oob_err *err);
-/* Perfetto: the Go runtime's tracks (pid 2) of go, as ",\n{...}" events;
+/* The Go runtime's tracks of go (export_perfetto_go.c), for any writer:
+ * thread() starts a track (GC first, then every P, M and goroutine), the
+ * slice()s that follow go on it, times in the export's ns, intervals
+ * shorter than min_ns left out. Returns the slices. */
+struct export_go_sink {
+	void *ctx;
+	void (*thread)(void *ctx, const char *label);
+	void (*slice)(void *ctx, uint64_t start_ns, uint64_t end_ns, const char *name);
+};
+uint64_t export_go_tracks(const struct export_clock *c, const struct timeline_go *go,
+			  uint64_t min_ns, const struct export_go_sink *s);
+/* Perfetto JSON: the Go runtime's tracks (pid 2) of go, as ",\n{...}" events;
  * intervals shorter than min_ns are left out. Returns the events written. */
 uint64_t export_perfetto_go(FILE *f, const struct export_clock *c, const struct timeline_go *go,
 			    uint64_t min_ns);
+/* Perfetto's protobuf Trace, gzipped (export_perfetto_pb.c). */
+int export_perfetto_pb(const struct profile *p, struct evlog *ev, const struct export_opts *o,
+		       FILE *out, struct oob_err *err);
 int export_pprof(const struct profile *p, const struct export_opts *o, FILE *out,
 		 struct oob_err *err);
 int export_svg(const struct profile *p, const struct export_opts *o, FILE *out,

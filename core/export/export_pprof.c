@@ -2,8 +2,8 @@
  * pprof's profile.proto, gzipped. A protobuf message is a sequence of
  * (field key, value) pairs that may come in any order and be concatenated,
  * so the top-level fields are encoded one at a time and streamed through
- * zlib's gzip deflate: memory stays at one sample plus the string table,
- * however deep and wide the tree is.
+ * zlib's gzip deflate (export_pb): memory stays at one sample plus the
+ * string table, however deep and wide the tree is.
  *
  * Ids: function i + 1 and location i + 1 for frame i; the root's own weight
  * (instructions before any frame was known) goes to an "[unknown]" function.
@@ -14,9 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <zlib.h>
-
 #include "export/export_impl.h"
+#include "export/export_pb.h"
 #include "util/oob_map.h"
 #include "util/oob_mem.h"
 
@@ -33,79 +32,6 @@ enum {
 	P_COMMENT = 13,
 	P_DEFAULT_SAMPLE_TYPE = 14,
 };
-
-#define FLUSH_AT (256 * 1024)
-
-struct pb {
-	uint8_t *p;
-	size_t n, cap;
-};
-
-static void pb_raw(struct pb *b, const void *d, size_t n)
-{
-	oob_xgrow((void **)&b->p, &b->cap, b->n + n, 1);
-	memcpy(b->p + b->n, d, n);
-	b->n += n;
-}
-
-static void pb_varint(struct pb *b, uint64_t v)
-{
-	uint8_t t[10];
-	size_t n = 0;
-	while (v >= 0x80) {
-		t[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	t[n++] = (uint8_t)v;
-	pb_raw(b, t, n);
-}
-
-/* A varint field; zero is the default and is left out. */
-static void pb_uint(struct pb *b, unsigned field, uint64_t v)
-{
-	if (!v)
-		return;
-	pb_varint(b, (uint64_t)field << 3);
-	pb_varint(b, v);
-}
-
-static void pb_bytes(struct pb *b, unsigned field, const void *d, size_t n)
-{
-	pb_varint(b, (uint64_t)field << 3 | 2);
-	pb_varint(b, n);
-	pb_raw(b, d, n);
-}
-
-/* ---- the gzip stream ---- */
-
-struct out {
-	FILE *f;
-	z_stream z;
-	struct pb buf;
-	int zerr;
-};
-
-static void deflate_to(struct out *o, int flush)
-{
-	uint8_t chunk[64 * 1024];
-	o->z.next_in = o->buf.p;
-	o->z.avail_in = (uInt)o->buf.n;
-	do {
-		o->z.next_out = chunk;
-		o->z.avail_out = sizeof(chunk);
-		int rc = deflate(&o->z, flush);
-		if (rc == Z_STREAM_ERROR)
-			o->zerr = 1;
-		fwrite(chunk, 1, sizeof(chunk) - o->z.avail_out, o->f);
-	} while (o->z.avail_out == 0 && !o->zerr);
-	o->buf.n = 0;
-}
-
-static void maybe_flush(struct out *o)
-{
-	if (o->buf.n >= FLUSH_AT)
-		deflate_to(o, Z_NO_FLUSH);
-}
 
 /* ---- strings ---- */
 
@@ -145,60 +71,60 @@ static uint64_t str_id(struct strtab *t, const char *s)
 
 struct enc {
 	const struct profile *p;
-	struct out out;
+	struct export_pb_gz out;
 	struct strtab st;
-	struct pb tmp, ids, vals;
+	struct export_pb tmp, ids, vals;
 	int cycles;
 	uint32_t unknown_id; /* function and location of the root's weight */
 };
 
-static void put_msg(struct enc *e, unsigned field, struct pb *m)
+static void put_msg(struct enc *e, unsigned field, struct export_pb *m)
 {
-	pb_bytes(&e->out.buf, field, m->p, m->n);
+	export_pb_bytes(&e->out.buf, field, m->p, m->n);
 	m->n = 0;
-	maybe_flush(&e->out);
+	export_pb_gz_flush(&e->out);
 }
 
 static void put_value_type(struct enc *e, unsigned field, const char *type, const char *unit)
 {
-	pb_uint(&e->tmp, 1, str_id(&e->st, type));
-	pb_uint(&e->tmp, 2, str_id(&e->st, unit));
+	export_pb_uint(&e->tmp, 1, str_id(&e->st, type));
+	export_pb_uint(&e->tmp, 2, str_id(&e->st, unit));
 	put_msg(e, field, &e->tmp);
 }
 
 static void put_function(struct enc *e, uint64_t id, const char *name, const char *file,
 			 uint32_t line)
 {
-	pb_uint(&e->tmp, 1, id);
-	pb_uint(&e->tmp, 2, str_id(&e->st, name));
-	pb_uint(&e->tmp, 3, str_id(&e->st, name));
+	export_pb_uint(&e->tmp, 1, id);
+	export_pb_uint(&e->tmp, 2, str_id(&e->st, name));
+	export_pb_uint(&e->tmp, 3, str_id(&e->st, name));
 	if (file)
-		pb_uint(&e->tmp, 4, str_id(&e->st, file));
-	pb_uint(&e->tmp, 5, line);
+		export_pb_uint(&e->tmp, 4, str_id(&e->st, file));
+	export_pb_uint(&e->tmp, 5, line);
 	put_msg(e, P_FUNCTION, &e->tmp);
 }
 
 static void put_location(struct enc *e, uint64_t id, uint64_t addr, uint32_t line)
 {
-	struct pb ln = {0};
-	pb_uint(&ln, 1, id); /* function_id */
-	pb_uint(&ln, 2, line);
-	pb_uint(&e->tmp, 1, id);
-	pb_uint(&e->tmp, 2, 1); /* mapping_id */
-	pb_uint(&e->tmp, 3, addr);
-	pb_bytes(&e->tmp, 4, ln.p, ln.n);
-	free(ln.p);
+	struct export_pb ln = {0};
+	export_pb_uint(&ln, 1, id); /* function_id */
+	export_pb_uint(&ln, 2, line);
+	export_pb_uint(&e->tmp, 1, id);
+	export_pb_uint(&e->tmp, 2, 1); /* mapping_id */
+	export_pb_uint(&e->tmp, 3, addr);
+	export_pb_bytes(&e->tmp, 4, ln.p, ln.n);
+	export_pb_free(&ln);
 	put_msg(e, P_LOCATION, &e->tmp);
 }
 
 static void put_mapping(struct enc *e, const char *name)
 {
-	pb_uint(&e->tmp, 1, 1);
-	pb_uint(&e->tmp, 3, UINT64_MAX); /* memory_limit: every address */
-	pb_uint(&e->tmp, 5, str_id(&e->st, name));
-	pb_uint(&e->tmp, 7, 1); /* has_functions */
-	pb_uint(&e->tmp, 8, 1); /* has_filenames */
-	pb_uint(&e->tmp, 9, 1); /* has_line_numbers */
+	export_pb_uint(&e->tmp, 1, 1);
+	export_pb_uint(&e->tmp, 3, UINT64_MAX); /* memory_limit: every address */
+	export_pb_uint(&e->tmp, 5, str_id(&e->st, name));
+	export_pb_uint(&e->tmp, 7, 1); /* has_functions */
+	export_pb_uint(&e->tmp, 8, 1); /* has_filenames */
+	export_pb_uint(&e->tmp, 9, 1); /* has_line_numbers */
 	put_msg(e, P_MAPPING, &e->tmp);
 }
 
@@ -225,15 +151,15 @@ static void put_samples(struct enc *e)
 		if (!n->self_insns && !n->self_cycles && !n->calls)
 			continue;
 		for (uint32_t x = i; x != 0; x = profile_node(p, x)->parent)
-			pb_varint(&e->ids, profile_node(p, x)->frame + 1);
+			export_pb_varint(&e->ids, profile_node(p, x)->frame + 1);
 		if (i == 0)
-			pb_varint(&e->ids, e->unknown_id);
-		pb_varint(&e->vals, n->self_insns);
+			export_pb_varint(&e->ids, e->unknown_id);
+		export_pb_varint(&e->vals, n->self_insns);
 		if (e->cycles)
-			pb_varint(&e->vals, n->self_cycles);
-		pb_varint(&e->vals, n->calls);
-		pb_bytes(&e->tmp, 1, e->ids.p, e->ids.n);
-		pb_bytes(&e->tmp, 2, e->vals.p, e->vals.n);
+			export_pb_varint(&e->vals, n->self_cycles);
+		export_pb_varint(&e->vals, n->calls);
+		export_pb_bytes(&e->tmp, 1, e->ids.p, e->ids.n);
+		export_pb_bytes(&e->tmp, 2, e->vals.p, e->vals.n);
 		e->ids.n = e->vals.n = 0;
 		put_msg(e, P_SAMPLE, &e->tmp);
 	}
@@ -249,17 +175,17 @@ static void put_header(struct enc *e, const struct export_opts *o)
 		put_value_type(e, P_SAMPLE_TYPE, "cycles", "count");
 	put_value_type(e, P_SAMPLE_TYPE, "calls", "count");
 	put_value_type(e, P_PERIOD_TYPE, "instructions", "count");
-	pb_uint(&e->out.buf, P_PERIOD, 1);
-	pb_uint(&e->out.buf, P_DEFAULT_SAMPLE_TYPE, str_id(&e->st, profile_metric_name(m)));
-	pb_uint(&e->out.buf, P_COMMENT, str_id(&e->st, export_tool_name()));
+	export_pb_uint(&e->out.buf, P_PERIOD, 1);
+	export_pb_uint(&e->out.buf, P_DEFAULT_SAMPLE_TYPE, str_id(&e->st, profile_metric_name(m)));
+	export_pb_uint(&e->out.buf, P_COMMENT, str_id(&e->st, export_tool_name()));
 	put_mapping(e, o->name ? o->name : "oobprof");
 }
 
 static void put_strings(struct enc *e)
 {
 	for (size_t i = 0; i < e->st.n; i++) {
-		pb_bytes(&e->out.buf, P_STRING_TABLE, e->st.v[i], strlen(e->st.v[i]));
-		maybe_flush(&e->out);
+		export_pb_bytes(&e->out.buf, P_STRING_TABLE, e->st.v[i], strlen(e->st.v[i]));
+		export_pb_gz_flush(&e->out);
 	}
 }
 
@@ -270,22 +196,20 @@ int export_pprof(const struct profile *p, const struct export_opts *o, FILE *out
 	const struct profile_node *root = profile_node(p, 0);
 	if (root->self_insns || root->self_cycles)
 		e.unknown_id = (uint32_t)profile_nframes(p) + 1;
-	e.out.f = out;
-	if (deflateInit2(&e.out.z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+	if (export_pb_gz_init(&e.out, out) < 0)
 		return oob_err_set(err, -ENOMEM, "pprof export: zlib cannot start");
 	oob_map_init(&e.st.idx, 2 * profile_nframes(p) + 16);
 	put_header(&e, o);
 	put_frames(&e);
 	put_samples(&e);
 	put_strings(&e);
-	deflate_to(&e.out, Z_FINISH);
-	deflateEnd(&e.out.z);
-	int rc = e.out.zerr ? oob_err_set(err, -EIO, "pprof export: zlib failed") : 0;
+	int rc = export_pb_gz_finish(&e.out) < 0
+		     ? oob_err_set(err, -EIO, "pprof export: zlib failed")
+		     : 0;
 	oob_map_destroy(&e.st.idx);
 	free(e.st.v);
-	free(e.out.buf.p);
-	free(e.tmp.p);
-	free(e.ids.p);
-	free(e.vals.p);
+	export_pb_free(&e.tmp);
+	export_pb_free(&e.ids);
+	export_pb_free(&e.vals);
 	return rc;
 }

@@ -153,12 +153,38 @@ int export_speedscope_evented(const struct evlog *ev, const struct export_opts *
 	       (!o->max_events || evlog_count(ev) <= o->max_events);
 }
 
+int export_speedscope_fell_back(const struct evlog *ev, const struct export_opts *o)
+{
+	return ev && !o->sampled &&
+	       (evlog_capped(ev) || (o->max_events && evlog_count(ev) > o->max_events));
+}
+
+/* The profile's name, and why it is sampled when evented was asked for. */
+static void write_name(const struct evlog *ev, const struct export_opts *o, FILE *f)
+{
+	const char *name = o->name ? o->name : "oobprof";
+	char buf[1024];
+	if (!export_speedscope_fell_back(ev, o)) {
+		export_json_str(f, name);
+		return;
+	}
+	if (o->max_events && evlog_seen(ev) > o->max_events)
+		snprintf(buf, sizeof(buf),
+			 "%.800s (sampled: %" PRIu64 " stack events > max %" PRIu64 ")", name,
+			 evlog_seen(ev), o->max_events);
+	else /* a log capped by whoever recorded it */
+		snprintf(buf, sizeof(buf),
+			 "%.800s (sampled: %" PRIu64 " stack events, more than the log kept)", name,
+			 evlog_seen(ev));
+	export_json_str(f, buf);
+}
+
 int export_speedscope(const struct profile *p, struct evlog *ev, const struct export_opts *o,
 		      FILE *out, struct oob_err *err)
 {
 	int extra = 0, rc = 0;
 	fputs("{\"$schema\":\"" SCHEMA "\",\"name\":", out);
-	export_json_str(out, o->name ? o->name : "oobprof");
+	write_name(ev, o, out);
 	fputs(",\"exporter\":", out);
 	export_json_str(out, export_tool_name());
 	fputs(",\"activeProfileIndex\":0,\"profiles\":[", out);

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_export_api.sh: GET /api/v1/jobs/{id}/export/{speedscope,perfetto,pprof,
+# test_export_api.sh: GET /api/v1/jobs/{id}/export/{speedscope,perfetto,perfetto-pb,pprof,
 # folded,svg} on the real oobprofd with a real trace: each export byte-for-byte
 # the CLI's (`oobprof export` on the same files) and read back by the
 # standalone checker against the server's own /top; the stack events written
@@ -45,7 +45,7 @@ fi
 curl -s "$SRV_URL/api/v1/jobs/$JOB/top?limit=1000000" >"$W/top.json"
 
 # ---- each export: the CLI's bytes, and right by the standalone checker ----
-for fmt in speedscope perfetto pprof folded svg; do
+for fmt in speedscope perfetto perfetto-pb pprof folded svg; do
 	st=$(http GET "$SRV_URL/api/v1/jobs/$JOB/export/$fmt" "$W/api.$fmt")
 	$CLI export --to "$fmt" --name "$NAME" --elf "$ELF" "$TRACE" -o "$W/cli.$fmt" 2>"$W/cli.$fmt.err"
 	if [ "$st" = 200 ] && cmp -s "$W/api.$fmt" "$W/cli.$fmt"; then
@@ -54,7 +54,10 @@ for fmt in speedscope perfetto pprof folded svg; do
 		fail "$fmt" "status $st; differs from the CLI's: $(cmp "$W/api.$fmt" "$W/cli.$fmt" 2>&1 | head -c 200)"
 	fi
 	[ $fmt = svg ] && continue # its numbers: test_cli_flamegraph
-	if $CHECK "$fmt" "$W/api.$fmt" "$W/top.json" instructions >"$W/check.$fmt" 2>&1; then
+	extra=
+	[ $fmt = perfetto-pb ] && extra="--json $W/api.perfetto"
+	# shellcheck disable=SC2086
+	if $CHECK "$fmt" "$W/api.$fmt" "$W/top.json" instructions $extra >"$W/check.$fmt" 2>&1; then
 		pass "$fmt: totals equal the server's /top ($(cat "$W/check.$fmt"))"
 	else
 		fail "$fmt: totals" "$(head -c 500 "$W/check.$fmt")"
@@ -101,6 +104,31 @@ case $disp in
 *"filename=\"$NAME-job$JOB.trace.json\"") pass "download: $disp ($ctype), not *.chrome.json" ;;
 *) fail "download header" "Content-Disposition: $disp" ;;
 esac
+
+curl -s -D "$W/h" -o /dev/null "$SRV_URL/api/v1/jobs/$JOB/export/perfetto-pb?download=1"
+disp=$(tr -d '\r' <"$W/h" | sed -n 's/^Content-Disposition: //Ip')
+ctype=$(tr -d '\r' <"$W/h" | sed -n 's/^Content-Type: //Ip')
+case "$disp $ctype" in
+*"filename=\"$NAME-job$JOB.pftrace.gz\" application/gzip") pass "perfetto-pb download: $disp ($ctype)" ;;
+*) fail "perfetto-pb download header" "Content-Disposition: $disp, Content-Type: $ctype" ;;
+esac
+http GET "$SRV_URL/api/v1/jobs/$JOB/export/perfetto-json" "$W/api.pjson" >/dev/null
+if cmp -s "$W/api.pjson" "$W/api.perfetto"; then
+	pass "perfetto-json is perfetto (the JSON)"
+else
+	fail "perfetto-json" "differs from perfetto: $(head -c 200 "$W/api.pjson")"
+fi
+
+# ---- speedscope's sampled fallback says so: a header and the profile's name ----
+curl -s -D "$W/h" -o "$W/fb.json" "$SRV_URL/api/v1/jobs/$JOB/export/speedscope?max_events=10"
+fb=$(tr -d '\r' <"$W/h" | sed -n 's/^X-Oobprof-Fallback: //Ip')
+curl -s -D "$W/h2" -o /dev/null "$SRV_URL/api/v1/jobs/$JOB/export/speedscope"
+if [ "$fb" = sampled ] && grep -q '"name":"[^"]*(sampled: [0-9]* stack events > max 10)"' "$W/fb.json" &&
+	! grep -qi '^X-Oobprof-Fallback' "$W/h2"; then
+	pass "speedscope over max_events: X-Oobprof-Fallback: $fb, and the name says why"
+else
+	fail "speedscope fallback" "header '$fb', $(head -c 200 "$W/fb.json")"
+fi
 
 # ---- refusals ----
 expect() { # LABEL STATUS CODE PATH

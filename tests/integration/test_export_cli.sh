@@ -1,7 +1,7 @@
 #!/bin/sh
 # test_export_cli.sh: `oobprof export` on real traces (RISC-V programs traced
 # in QEMU, a TracerV trace with cycles, the Spike full-system boot with
-# kernel and user frames), each export read back by tools that are not
+# kernel and user frames, a QEMU Linux boot with its processes), each export read back by tools that are not
 # oobprof: tests/tools/export-check.py (a standalone reader: per-function
 # self and total, nesting per hart/thread), speedscope's own JSON schema
 # (from its npm package), and `go tool pprof -top`. Every total must equal
@@ -55,14 +55,18 @@ exports() {
 	fi
 	# shellcheck disable=SC2086
 	$CLI top --json --metric calls $args "$trace" >"$W/$label.top-calls.json" 2>/dev/null
-	for fmt in speedscope perfetto pprof folded; do
+	for fmt in speedscope perfetto perfetto-pb pprof folded; do
 		out=$W/$label.$fmt
+		# perfetto-pb: also the same per-function totals as the JSON export
+		extra=
+		[ $fmt = perfetto-pb ] && extra="--json $W/$label.perfetto"
 		# shellcheck disable=SC2086
 		if ! run "$label.$fmt.export" $CLI export --to $fmt --metric "$metric" $args "$trace" -o "$out"; then
 			fail "$label: export $fmt" "$(head -c 300 "$W/$label.$fmt.export.out")"
 			continue
 		fi
-		if run "$label.$fmt.check" $CHECK $fmt "$out" "$W/$label.top.json" "$metric"; then
+		# shellcheck disable=SC2086
+		if run "$label.$fmt.check" $CHECK $fmt "$out" "$W/$label.top.json" "$metric" $extra; then
 			pass "$label: $fmt totals equal oobprof top ($(cat "$W/$label.$fmt.check.out"))"
 		else
 			fail "$label: $fmt totals" "$(head -c 600 "$W/$label.$fmt.check.out")"
@@ -151,6 +155,14 @@ if [ -s "$G/readers/spike.log" ] && [ -s "$G/vmlinux" ] && [ -s "$S/init" ]; the
 	else
 		fail "spike: perfetto --min-duration" "$(cat "$W/spike-min.out" "$W/spike-min-check.out" 2>/dev/null | head -c 400)"
 	fi
+	if run spike-minpb $CLI export --to perfetto-pb --min-duration 2000 --elf "$G/vmlinux" --elf "$S/init" \
+		--elf "$S/prog" "$G/readers/spike.log" -o "$W/spike-min.pftrace.gz" &&
+		run spike-minpb-check $CHECK perfetto-pb "$W/spike-min.pftrace.gz" "$W/spike.top.json" instructions \
+			--min-ns 2000 --json "$W/spike-min.json"; then
+		pass "spike: perfetto-pb --min-duration 2000: the JSON's slices, $(cat "$W/spike-minpb-check.out")"
+	else
+		fail "spike: perfetto-pb --min-duration" "$(cat "$W/spike-minpb.out" "$W/spike-minpb-check.out" 2>/dev/null | head -c 400)"
+	fi
 	# _[k] on exactly the kernel frames (those `oobprof top` calls kernel).
 	$CLI export --to folded --annotate --elf "$G/vmlinux" --elf "$S/init" --elf "$S/prog" \
 		"$G/readers/spike.log" -o "$W/spike-ann.txt" 2>/dev/null
@@ -184,10 +196,11 @@ S2=$G/readers/spike-2core.log
 if [ -s "$S2" ]; then
 	exports spike-2core instructions -- "$S2"
 	nprof=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["profiles"]))' "$W/spike-2core.speedscope" 2>/dev/null)
-	if [ "$nprof" = 2 ] && grep -q '^ok: 2 threads' "$W/spike-2core.perfetto.check.out"; then
-		pass "spike-2core: two evented profiles, two Perfetto threads, each properly nested"
+	if [ "$nprof" = 2 ] && grep -q '^ok: 2 threads' "$W/spike-2core.perfetto.check.out" &&
+		grep -q '^ok: .* 2 tracks with slices' "$W/spike-2core.perfetto-pb.check.out"; then
+		pass "spike-2core: two evented profiles, two Perfetto threads (JSON and protobuf), each properly nested"
 	else
-		fail "spike-2core: per hart" "$nprof speedscope profiles; perfetto: $(cat "$W/spike-2core.perfetto.check.out")"
+		fail "spike-2core: per hart" "$nprof speedscope profiles; perfetto: $(cat "$W/spike-2core.perfetto.check.out" "$W/spike-2core.perfetto-pb.check.out")"
 	fi
 fi
 
@@ -196,11 +209,33 @@ if [ -s "$G/progs/mixed.oobt" ]; then
 	if run fallback $CLI export --to speedscope --max-events 100 --elf "$G/progs/mixed" "$G/progs/mixed.oobt" \
 		-o "$W/fallback.json" && grep -q '"type":"sampled"' "$W/fallback.json" &&
 		! grep -q '"type":"evented"' "$W/fallback.json" &&
+		grep -q '^{[^[]*"name":"mixed.oobt (sampled: [0-9]* stack events > max 100)"' "$W/fallback.json" &&
+		grep -q 'note: more than 100 stack events: speedscope gets the sampled form' "$W/fallback.out" &&
 		run fallback-check $CHECK speedscope "$W/fallback.json" "$W/mixed.top.json" instructions; then
-		pass "speedscope over --max-events falls back to samples, totals exact"
+		pass "speedscope over --max-events falls back to samples, says so (name, stderr), totals exact"
 	else
 		fail "sampled fallback" "$(cat "$W/fallback.out" "$W/fallback-check.out" 2>/dev/null | head -c 400)"
 	fi
+fi
+
+# ---- a Linux boot: guest processes as Perfetto processes and threads ----
+L=$G/linux/sv39
+if [ -s "$L/boot.oobt" ] && [ -s "$L/vmlinux" ]; then
+	# 1 us and longer: the JSON stays small enough to read back here
+	for f in perfetto perfetto-pb; do
+		run "boot.$f" $CLI export --to $f --min-duration 1000 --elf "$L/vmlinux" "$L/boot.oobt" -o "$W/boot.$f" ||
+			fail "boot: export $f" "$(head -c 300 "$W/boot.$f.out")"
+	done
+	$CLI processes --json --elf "$L/vmlinux" "$L/boot.oobt" >"$W/boot.processes.json" 2>/dev/null
+	$CLI top --json --elf "$L/vmlinux" "$L/boot.oobt" >"$W/boot.top.json" 2>/dev/null
+	if run boot-check $CHECK perfetto-pb "$W/boot.perfetto-pb" "$W/boot.top.json" instructions --min-ns 1000 \
+		--json "$W/boot.perfetto" --processes "$W/boot.processes.json"; then
+		pass "boot: perfetto-pb $(wc -c <"$W/boot.perfetto-pb") bytes (JSON $(wc -c <"$W/boot.perfetto")): $(cat "$W/boot-check.out")"
+	else
+		fail "boot: perfetto-pb" "$(head -c 600 "$W/boot-check.out")"
+	fi
+else
+	skip boot "tests/gen/linux/sv39 not generated"
 fi
 
 # ---- refusals: a message and a non-zero status, never a crash ----
@@ -239,6 +274,17 @@ if [ -s "$P.oobt" ]; then
 		pass "a trace cut short: status $rc, $(head -c 120 "$W/cut.out" | tr '\n' ' ')"
 	else
 		fail "a trace cut short" "status $rc: $(head -c 300 "$W/cut.out")"
+	fi
+	$CLI export --to perfetto-pb --elf "$P" "$W/cut.oobt" -o "$W/cut.pb" >"$W/cutpb.out" 2>&1
+	rc=$?
+	ok=0
+	[ $rc -eq 0 ] && $CHECK perfetto-pb "$W/cut.pb" /dev/null instructions --min-ns 1 >>"$W/cutpb.out" 2>&1 && ok=1
+	[ $rc -eq 1 ] && [ -s "$W/cutpb.out" ] && ok=1
+	grep -q Sanitizer "$W/cutpb.out" && ok=0
+	if [ $ok -eq 1 ]; then
+		pass "a trace cut short, perfetto-pb: status $rc, $(tail -c 120 "$W/cutpb.out" | tr '\n' ' ')"
+	else
+		fail "a trace cut short, perfetto-pb" "status $rc: $(head -c 300 "$W/cutpb.out")"
 	fi
 fi
 exit 0

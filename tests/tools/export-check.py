@@ -2,6 +2,8 @@
 """export-check.py: an independent reader of oobprof's exports, for the tests.
 
     export-check.py speedscope|perfetto|pprof|folded FILE TOP.json METRIC [--min-ns N]
+    export-check.py perfetto-pb FILE TOP.json METRIC [--min-ns N] [--json PERFETTO.json]
+                    [--processes PROCESSES.json]
     export-check.py schema FILE SCHEMA.json
     export-check.py pprof-top PPROF_TOP.txt TOP.json METRIC
 
@@ -12,6 +14,15 @@ them with the rows of `oobprof top --json --metric METRIC` (TOP.json).
 Functions that share a name are merged on both sides; their totals are
 compared only where a name is unique (a merged total would count overlaps).
 Time-keeping formats are also checked for proper nesting per hart/thread.
+
+perfetto-pb (Perfetto's gzipped protobuf Trace) is decoded field by field
+with the numbers of Perfetto's .proto files: every packet on one sequence
+whose first packet clears the incremental state, every interned id defined
+once before it is used, every event on a described track, slices properly
+nested per track. With --json, its per-function totals must equal those of
+the JSON export of the same trace; with --processes (`oobprof processes
+--json`), every guest process must be a Perfetto process and thread of its
+pid and comm, whose slices all lie under that process's root frame.
 
 Prints "ok: ..." and exits 0, or prints what differs and exits 1.
 """
@@ -153,8 +164,10 @@ def fields(b):
         elif wt == 2:
             n, i = varint(b, i)
             v, i = b[i:i + n], i + n
+            if i > len(b):
+                fail(f"protobuf: field {f} runs past its message")
         else:
-            fail(f"pprof: wire type {wt}")
+            fail(f"protobuf: wire type {wt}")
         out.append((f, wt, v))
     return out
 
@@ -214,6 +227,167 @@ def read_pprof(path, metric):
         names = [strings[funcs[locs[i]]] for i in reversed(ids)]  # leaf first in the file
         w.stack(names, vals[k])
     return w, strings[default] if default is not None else None
+
+
+# ---- Perfetto's protobuf trace ----
+# Field numbers from Perfetto's protos/perfetto/trace/: trace.proto,
+# trace_packet.proto, track_event/{track_event,track_descriptor,
+# process_descriptor,thread_descriptor,debug_annotation}.proto,
+# interned_data/interned_data.proto.
+
+def one(fl, num, default=None):
+    v = [x for f, _, x in fl if f == num]
+    if len(v) > 1:
+        fail(f"perfetto-pb: field {num} repeated")
+    return v[0] if v else default
+
+
+class PbTrace:
+    def __init__(self, path):
+        raw = gzip.open(path).read()
+        self.tracks = {}     # uuid -> dict(pid, tid, name, process)
+        self.events = defaultdict(list)  # uuid -> [(t, order, kind, name)]
+        self.interned = defaultdict(dict)  # field -> iid -> value
+        self.cats = defaultdict(set)       # name -> categories
+        self.sources = {}    # name -> "file:line"
+        self.packets = 0
+        seq_started = False
+        for n, (f, wt, pkt) in enumerate(fields(raw)):
+            if f != 1 or wt != 2:
+                fail(f"perfetto-pb: top-level field {f} is no Trace.packet")
+            self.packets += 1
+            p = fields(pkt)
+            if one(p, 10) != 1:
+                fail(f"perfetto-pb: packet {n} is not on sequence 1")
+            flags = one(p, 13, 0)
+            if flags & 1:
+                if seq_started:
+                    fail(f"perfetto-pb: packet {n} clears the state again")
+                seq_started = True
+            if not seq_started:
+                fail(f"perfetto-pb: packet {n} before the state is cleared")
+            idata = one(p, 12)
+            if idata is not None:
+                self.intern(fields(idata), n)
+            td = one(p, 60)
+            if td is not None:
+                self.track(fields(td), n)
+            te = one(p, 11)
+            if te is not None:
+                if not flags & 2:
+                    fail(f"perfetto-pb: event packet {n} without SEQ_NEEDS_INCREMENTAL_STATE")
+                if one(p, 8) is None:
+                    fail(f"perfetto-pb: event packet {n} without a timestamp")
+                self.event(fields(te), one(p, 8), n)
+
+    def intern(self, fl, n):
+        for f, _, v in fl:
+            if f not in (1, 2, 3, 29):
+                fail(f"perfetto-pb: unexpected InternedData field {f}")
+            e = fields(v)
+            iid, val = one(e, 1), one(e, 2)
+            if not iid:
+                fail(f"perfetto-pb: packet {n}: interned entry without iid")
+            val = val.decode()
+            if iid in self.interned[f] and self.interned[f][iid] != val:
+                fail(f"perfetto-pb: iid {iid} of field {f} redefined")
+            self.interned[f][iid] = val
+
+    def resolve(self, field, iid, n):
+        if iid not in self.interned[field]:
+            fail(f"perfetto-pb: packet {n} uses iid {iid} of field {field}, not interned")
+        return self.interned[field][iid]
+
+    def track(self, fl, n):
+        uuid = one(fl, 1)
+        if not uuid or uuid in self.tracks:
+            fail(f"perfetto-pb: packet {n}: track uuid {uuid} missing or described twice")
+        proc, thr = one(fl, 3), one(fl, 4)
+        if (proc is None) == (thr is None):
+            fail(f"perfetto-pb: track {uuid} is not one process or one thread")
+        d = fields(proc if proc is not None else thr)
+        if one(d, 1) is None:
+            fail(f"perfetto-pb: track {uuid} has no pid")
+        if proc is not None:
+            self.tracks[uuid] = dict(process=True, pid=one(d, 1), name=one(d, 6).decode())
+        else:
+            if one(d, 2) is None:
+                fail(f"perfetto-pb: thread track {uuid} has no tid")
+            self.tracks[uuid] = dict(process=False, pid=one(d, 1), tid=one(d, 2),
+                                     name=one(d, 5).decode())
+
+    def event(self, fl, ts, n):
+        uuid, kind = one(fl, 11), one(fl, 9)
+        if uuid not in self.tracks or self.tracks[uuid]["process"]:
+            fail(f"perfetto-pb: packet {n}: event on track {uuid}, no described thread")
+        if kind == 1:
+            name = self.resolve(2, one(fl, 10), n)
+            for c in [x for f, w2, v in fl if f == 3 for x in packed(v, w2)]:
+                self.cats[name].add(self.resolve(1, c, n))
+            for f, _, v in fl:
+                if f == 4:
+                    a = fields(v)
+                    key = self.resolve(3, one(a, 1), n)
+                    val = self.resolve(29, one(a, 17), n)
+                    if key == "source":
+                        self.sources[name] = val
+            self.events[uuid].append((ts, n, "O", name))
+        elif kind == 2:
+            self.events[uuid].append((ts, n, "C", None))
+        else:
+            fail(f"perfetto-pb: packet {n}: event type {kind}")
+
+
+def read_perfetto_pb(path, min_ns):
+    """Per-function weights over every thread track, as Perfetto nests them
+    (its events ordered by time, ties in file order)."""
+    tr = PbTrace(path)
+    w, shortest, outer = Weights(), None, {}
+    for uuid, ev in tr.events.items():
+        ev.sort(key=lambda e: (e[0], e[1]))
+        stack, seq, roots = [], [], set()
+        for t, _, kind, name in ev:
+            if kind == "O":
+                if not stack:
+                    roots.add(name)
+                stack.append((name, t))
+                seq.append(("O", name, t))
+            else:
+                if not stack:
+                    fail(f"perfetto-pb: track {uuid}: an END with no open slice at {t}")
+                name, t0 = stack.pop()
+                seq.append(("C", name, t))
+                d = t - t0
+                shortest = d if shortest is None else min(shortest, d)
+        replay_intervals(seq, f"track {uuid} ({tr.tracks[uuid]['name']})", w)
+        outer[uuid] = roots
+    if shortest is not None and shortest < max(min_ns, 1):
+        fail(f"perfetto-pb: a slice of {shortest} ns (minimum {max(min_ns, 1)})")
+    return tr, w, outer
+
+
+def check_processes(tr, outer, path):
+    procs = json.load(open(path))["processes"]
+    pb_procs = {u: t for u, t in tr.tracks.items() if t["process"]}
+    threads = {(t["pid"], t["tid"]): (u, t) for u, t in tr.tracks.items() if not t["process"]}
+    names = sorted(t["name"] for t in pb_procs.values())
+    for pr in procs:
+        if pr["comm"] not in names:
+            fail(f"perfetto-pb: process {pr['pid']} {pr['comm']!r} is no Perfetto process")
+        names.remove(pr["comm"])
+        pid = pr["pid"]
+        if pid < 0 or sum(1 for q in procs if q["pid"] == pid) > 1:
+            continue
+        if not any(t["pid"] == pid and t["name"] == pr["comm"] for t in pb_procs.values()):
+            fail(f"perfetto-pb: no process of pid {pid} named {pr['comm']!r}")
+        if (pid, pid) not in threads or threads[(pid, pid)][1]["name"] != pr["comm"]:
+            fail(f"perfetto-pb: no thread {pid} named {pr['comm']!r}")
+        roots = outer.get(threads[(pid, pid)][0], set())
+        if len(roots) > 1:
+            fail(f"perfetto-pb: thread {pid} holds the stacks of {sorted(roots)}")
+        if roots and tr.cats[next(iter(roots))] != {"process"}:
+            fail(f"perfetto-pb: thread {pid}'s outermost slice is no process frame")
+    return len(procs)
 
 
 def read_folded(path):
@@ -320,6 +494,24 @@ def main():
             print(f"ok: {ntid} threads, {n} functions")
         else:
             print(f"ok: {ntid} threads, nested, no slice under {min_ns} ns")
+    elif fmt == "perfetto-pb":
+        tr, w, outer = read_perfetto_pb(path, min_ns)
+        msg = f"ok: {tr.packets} packets, {len(tr.events)} tracks with slices"
+        if min_ns == 0:
+            msg += f", {compare(w, top, metric)} functions as top"
+        if "--json" in a:
+            wj, _ = read_perfetto(a[a.index("--json") + 1], min_ns)
+            if wj.self != w.self or wj.total != w.total:
+                bad = [n for n in set(wj.total) | set(w.total)
+                       if wj.total.get(n) != w.total.get(n) or wj.self.get(n) != w.self.get(n)]
+                for n in sorted(bad)[:20]:
+                    print(f"  {n}: json self {wj.self.get(n)} total {wj.total.get(n)}, "
+                          f"pb self {w.self.get(n)} total {w.total.get(n)}")
+                fail(f"perfetto-pb: {len(bad)} functions differ from the JSON export")
+            msg += f", {len(w.total)} functions as the JSON"
+        if "--processes" in a:
+            msg += f", {check_processes(tr, outer, a[a.index('--processes') + 1])} processes"
+        print(msg)
     elif fmt == "pprof":
         w, default = read_pprof(path, metric)
         n = compare(w, top, metric, extra_ok=("[unknown]",))
