@@ -39,7 +39,7 @@
 #include "util/oob_mem.h"
 
 #define GO_PARKED_MAX 65536 /* goroutines parked at once; past that one is dropped */
-#define GO_CAND_MAX   64    /* candidates followed per provisional resume */
+#define GO_CAND_MAX   64    /* candidates followed per resume (more: counted ambiguous) */
 #define GO_LOOKAHEAD  65536 /* records of the batch the first choice looks at */
 
 struct go_ent {
@@ -250,10 +250,17 @@ int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb
 			break;
 		}
 	}
-	uint32_t cand[GO_CAND_MAX], n = 0;
-	for (uint32_t k = 0; k < g->n && n < GO_CAND_MAX; k++)
-		if (g->v[k].live && g->v[k].e[g->v[k].n - 1].ret == t)
+	uint32_t cand[GO_CAND_MAX], n = 0, more = 0;
+	for (uint32_t k = 0; k < g->n; k++) {
+		if (!g->v[k].live || g->v[k].e[g->v[k].n - 1].ret != t)
+			continue;
+		if (n < GO_CAND_MAX)
 			cand[n++] = k;
+		else
+			more = 1;
+	}
+	if (more) /* the goroutine may be one not followed */
+		r->run.st.repairs_ambiguous++;
 	if (n) {
 		prov_end(r, h, 1);
 		guess(r, cand, n, i);
