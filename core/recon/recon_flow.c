@@ -37,6 +37,14 @@ void recon_jump(struct recon *r, struct tracker_hart *h, const struct code_block
 {
 	if (same_frame(from, nb, stack_top(h->stk)->frame))
 		return;
+	if (r->go && recon_fn_kind(r, stack_top(h->stk)->frame) == RECON_FN_GO_PREEMPT) {
+		recon_flush(r, h, i);
+		r->run.st.events++;
+		if (nb->func != FRAME_NONE)
+			recon_go_recheck(r, h, 0, nb->func);
+		recon_go_jump(r, h, nb, i); /* asyncPreempt back where the signal came */
+		return;
+	}
 	uint32_t f = nb->func != FRAME_NONE ? nb->func : code_frame_at(nb);
 	recon_flush(r, h, i);
 	r->run.st.events++;
@@ -83,6 +91,13 @@ static void ret(struct recon *r, struct tracker_hart *h, struct code_block *nb, 
 	r->run.st.returns++;
 	if (r->trk && r->trk->ops->on_return)
 		r->trk->ops->on_return(r->trk, h, nb->start, i);
+	if (r->go) {
+		/* Go's gogo switches goroutines by a jr t0 */
+		if (recon_fn_kind(r, stack_top(h->stk)->frame) == RECON_FN_GO_GOGO &&
+		    recon_go_land(r, h, nb, i))
+			return;
+		recon_go_recheck(r, h, nb->start, FRAME_NONE);
+	}
 	uint32_t base = stack_segment_base(h->stk);
 	/* The register regime first (3.6): where the top frame's return address
 	 * does not explain the landing, or sp is not back at the top frame's
@@ -366,6 +381,10 @@ static struct code_block *transfer(struct recon *r, struct tracker_hart *h,
 	 * a `ret` or a `jr` too. */
 	int up = priv_rises(r, h, i) || blk->kernel != nb->kernel ||
 		 (r->vector && npc == r->vector) || (r->mvector && npc == r->mvector);
+	/* Go's signal handler is entered by signals only: a call, jump or
+	 * return that "lands" on it was cut short by a signal */
+	up |= r->go && nb->func != FRAME_NONE && npc == nb->entry &&
+	      recon_fn_kind(r, nb->func) == RECON_FN_GO_SIGTRAMP;
 	int off = off_target(in, npc, fall, target);
 	struct code_block *mb;
 	if (in->kind != RV_XRET)
@@ -398,6 +417,9 @@ static struct code_block *transfer(struct recon *r, struct tracker_hart *h,
 	case RV_SWAP:
 		if (up) {
 			trap(r, h, nb, i, "[trap]", IDS_MARK_TRAP_CALL, fall);
+		} else if (recon_go_binary(r, blk->map)) {
+			/* Go calls through t0 (jalr ra, t0): a call, not a swap */
+			call(r, h, nb, fall, i, 1);
 		} else {
 			/* pop then push; the pop may empty the segment, so no call()
 			 * (its flush needs a top) */

@@ -58,6 +58,7 @@ struct recon {
 	uint8_t *fkind;
 	size_t nfkind;
 	struct recon_nlbin *nlbins;
+	struct recon_go *go;   /* recon_go.c: parked goroutines, when a binary is a Go program */
 	uint32_t sigret_frame; /* [sigreturn] */
 	int sigret_pushed;     /* a trampoline frame was pushed: block ends check for it */
 };
@@ -74,6 +75,13 @@ enum recon_fn_kind {
 	RECON_FN_RAISE,		/* _Unwind_RaiseException, _Unwind_Resume: a landing pad
 				   follows their phase 2 */
 	RECON_FN_FIND_FDE,	/* _Unwind_Find_FDE: one call per frame the unwinder walks */
+	/* Go's runtime (recon_go.c) */
+	RECON_FN_GO_MCALL,     /* runtime.mcall: parks the running goroutine */
+	RECON_FN_GO_GOGO,      /* runtime.gogo, gogo: its jr t0 lands in another goroutine */
+	RECON_FN_GO_MORESTACK, /* runtime.morestack: g0 frames above the goroutine's */
+	RECON_FN_GO_PREEMPT,   /* runtime.asyncPreempt: "called" by sigreturn */
+	RECON_FN_GO_EXIT,      /* runtime.goexit1: the goroutine is over */
+	RECON_FN_GO_SIGTRAMP,  /* runtime.sigtramp: entered only by a signal */
 };
 
 /* The code space of pc for the task running on h. */
@@ -166,6 +174,30 @@ int recon_sp_land(struct recon *r, struct tracker_hart *h, const struct code_blo
  * (rt_sigreturn): if sp decides where, the trap returns there (1), else 0. */
 int recon_sp_sigreturn(struct recon *r, struct tracker_hart *h, const struct code_block *blk,
 		       struct code_block *nb, uint32_t i);
+
+/* 1 if the binary mapped at m is a Go program. */
+int recon_go_binary(const struct recon *r, const struct sym_mapping *m);
+/* The link-time entry of runtime.goexit in bin, 0 if none. */
+uint64_t recon_go_goexit(const struct recon *r, const struct sym_binary *bin);
+
+/* recon_go.c: Go's stack switches */
+void recon_go_init(struct recon *r);
+void recon_go_free(struct recon *r);
+/* runtime.mcall was entered (the top of h's stack): park the goroutine. */
+void recon_go_mcall(struct recon *r, struct tracker_hart *h);
+/* gogo's jump lands at nb: the goroutine it resumes or starts runs (1), or
+ * 0 if that is a plain return (or nothing is known: the rules for returns
+ * decide). */
+int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i);
+/* A return to t (or, f not FRAME_NONE: asyncPreempt's jump back into
+ * frame f) while a resumed goroutine is provisional on h. */
+void recon_go_recheck(struct recon *r, struct tracker_hart *h, uint64_t t, uint32_t f);
+/* sigreturn lands on asyncPreempt's entry: the signal's trap marker at
+ * marker goes, asyncPreempt runs as if called from where it came. */
+void recon_go_asyncpreempt(struct recon *r, struct tracker_hart *h, struct code_block *nb,
+			   uint32_t marker);
+/* asyncPreempt (the top) jumps to nb: back where the signal came. */
+void recon_go_jump(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i);
 
 /* recon_flow.c */
 /* Takes a trap at record i into nb: a marker named name (unless the trace

@@ -38,6 +38,20 @@ static const struct {
 	{"_Unwind_RaiseException", RECON_FN_RAISE},
 	{"_Unwind_Resume", RECON_FN_RAISE},
 	{"_Unwind_Find_FDE", RECON_FN_FIND_FDE},
+	/* Go (the assembly functions have an .abi0 suffix in the ELF) */
+	{"runtime.mcall", RECON_FN_GO_MCALL},
+	{"runtime.gogo.abi0", RECON_FN_GO_GOGO},
+	{"runtime.gogo", RECON_FN_GO_GOGO},
+	{"gogo", RECON_FN_GO_GOGO},
+	{"runtime.morestack.abi0", RECON_FN_GO_MORESTACK},
+	{"runtime.morestack", RECON_FN_GO_MORESTACK},
+	{"runtime.asyncPreempt.abi0", RECON_FN_GO_PREEMPT},
+	{"runtime.asyncPreempt", RECON_FN_GO_PREEMPT},
+	{"runtime.goexit1", RECON_FN_GO_EXIT},
+	{"runtime.sigtramp.abi0", RECON_FN_GO_SIGTRAMP},
+	{"runtime.sigtramp", RECON_FN_GO_SIGTRAMP},
+	{"runtime.goexit.abi0", RECON_FN_PLAIN},
+	{"runtime.goexit", RECON_FN_PLAIN},
 };
 /* clang-format on */
 
@@ -47,17 +61,61 @@ static const struct {
 struct recon_nlbin {
 	const struct sym_binary *bin;
 	uint64_t entry[NNAMES];
+	int go; /* has Go's runtime */
 };
+
+/* The index of name in names[]. */
+static size_t name_at(const char *name)
+{
+	size_t j = 0;
+	while (j < NNAMES - 1 && strcmp(names[j].name, name))
+		j++;
+	return j;
+}
 
 void recon_nonlocal_init(struct recon *r)
 {
 	r->nlbins = oob_xcalloc(r->run.nbins ? r->run.nbins : 1, sizeof(*r->nlbins));
+	size_t mcall = name_at("runtime.mcall"), gogo = name_at("gogo");
 	for (size_t k = 0; k < r->run.nbins; k++) {
-		r->nlbins[k].bin = r->run.bins[k];
+		struct recon_nlbin *b = &r->nlbins[k];
+		b->bin = r->run.bins[k];
 		for (size_t j = 0; j < NNAMES; j++)
-			r->nlbins[k].entry[j] = sym_binary_find_func(r->run.bins[k], names[j].name);
+			b->entry[j] = sym_binary_find_func(r->run.bins[k], names[j].name);
+		/* Go's runtime: only in a binary that has it (a C program may
+		 * have a function named gogo) */
+		if (!b->entry[mcall] || !recon_go_goexit(r, b->bin)) {
+			for (size_t j = mcall; j < NNAMES; j++)
+				b->entry[j] = 0;
+			b->entry[gogo] = 0;
+		} else {
+			b->go = 1;
+			if (!r->go)
+				recon_go_init(r);
+		}
 	}
 	r->sigret_frame = FRAME_NONE; /* interned when first needed: frame ids stay as they were */
+}
+
+int recon_go_binary(const struct recon *r, const struct sym_mapping *m)
+{
+	if (!r->go || !m)
+		return 0;
+	for (size_t k = 0; k < r->run.nbins; k++)
+		if (r->nlbins[k].bin == m->bin)
+			return r->nlbins[k].go;
+	return 0;
+}
+
+uint64_t recon_go_goexit(const struct recon *r, const struct sym_binary *bin)
+{
+	for (size_t k = 0; k < r->run.nbins; k++) {
+		if (r->nlbins[k].bin != bin)
+			continue;
+		uint64_t e = r->nlbins[k].entry[name_at("runtime.goexit.abi0")];
+		return e ? e : r->nlbins[k].entry[name_at("runtime.goexit")];
+	}
+	return 0;
 }
 
 static uint32_t sigret_frame(struct recon *r)
@@ -72,6 +130,7 @@ static uint32_t sigret_frame(struct recon *r)
 
 void recon_nonlocal_free(struct recon *r)
 {
+	recon_go_free(r);
 	free(r->nlbins);
 	free(r->fkind);
 }
@@ -140,6 +199,10 @@ static void count_walk(struct recon *r, struct stack *s)
 void recon_nonlocal_entered(struct recon *r, struct tracker_hart *h, uint8_t kind)
 {
 	struct stack *s = h->stk;
+	if (kind == RECON_FN_GO_MCALL && r->go) {
+		recon_go_mcall(r, h);
+		return;
+	}
 	if (s->n < 2 || s->v[s->n - 2].marker)
 		return;
 	if (kind == RECON_FN_SETJMP && stack_top(s)->ret != STACK_RET_NONE)
@@ -239,7 +302,11 @@ int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_b
  * entry away from that point. */
 static int redelivered(const struct stack_entry *m, const struct code_block *nb, uint64_t handler)
 {
-	if (m->marker != IDS_MARK_TRAP || nb->func == FRAME_NONE || nb->start != nb->entry)
+	if (nb->func == FRAME_NONE || nb->start != nb->entry)
+		return 0;
+	if (m->marker == IDS_MARK_TRAP_CALL) /* the call it cut short lands on its callee */
+		return nb->start == handler;
+	if (m->marker != IDS_MARK_TRAP)
 		return 0;
 	return nb->start == handler || (m->ret && (nb->start <= m->ret || nb->start > m->ret + 4));
 }
@@ -254,10 +321,17 @@ int recon_sigreturn_done(struct recon *r, struct tracker_hart *h, struct code_bl
 	recon_flush(r, h, i);
 	r->run.st.events++;
 	r->run.st.trap_returns++;
+	if (m >= 0 && r->go && nb->func != FRAME_NONE && nb->start == nb->entry &&
+	    h->stk->v[m].marker == IDS_MARK_TRAP &&
+	    recon_fn_kind(r, nb->func) == RECON_FN_GO_PREEMPT) {
+		recon_go_asyncpreempt(r, h, nb, (uint32_t)m);
+		return 1;
+	}
 	if (m >= 0 && redelivered(&h->stk->v[m], nb, top->jmp)) {
 		uint64_t rp = h->stk->v[m].ret;
+		uint32_t kind = h->stk->v[m].marker;
 		recon_pop_to(r, h, (uint32_t)m);
-		recon_trap(r, h, nb, i, "[trap]", IDS_MARK_TRAP, rp);
+		recon_trap(r, h, nb, i, "[trap]", kind, rp);
 		return 1;
 	}
 	recon_resume(r, h, nb, i);

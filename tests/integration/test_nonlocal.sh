@@ -19,8 +19,10 @@
 # not in EXACT below is printed "SKIP: ...: known gap (issue 15): <figures>";
 # a case listed in EXACT that fails is a FAIL (it was exact when the list was
 # written); a case that passes is a PASS (add it to EXACT).
-# The Go demo (tests/tools/gen-go.sh) is checked for bounded depth against
-# the stacks of its own Go execution trace (go tool trace -pprof).
+# Go (goroutine switches in pc-only traces): goprobe (tests/tools/gen-goprobe.sh)
+# prints the chain Go's runtime.Callers gave each probe, checked as the
+# programs above (oobt, and trv: pc only); the Go demo (tests/tools/gen-go.sh)
+# must show one goroutine per stack and no trap chains.
 set -u
 T=test_nonlocal
 : "${OOB_SRCDIR:?}" "${OOB_BUILDDIR:?}"
@@ -45,7 +47,8 @@ nl_thread-pie.oobt:calls nl_thread-pie.oobt:self nl_thread-pie.exec:calls nl_thr
 nl_thread.oobt:depth nl_thread.exec:depth nl_thread.trv:depth nl_thread-pie.oobt:depth nl_thread-pie.exec:depth nl_thread-pie.trv:depth
 nl_thread.oobt:probes nl_thread.exec:probes nl_thread.trv:probes nl_thread-pie.oobt:probes nl_thread-pie.exec:probes nl_thread-pie.trv:probes
 nl_except.oobt:probes nl_except.oobt:depth nl_except.exec:probes nl_except.exec:depth nl_except.trv:probes nl_except.trv:depth
-nl_except-pie.oobt:probes nl_except-pie.oobt:depth nl_except-pie.exec:probes nl_except-pie.exec:depth nl_except-pie.trv:probes nl_except-pie.trv:depth"
+nl_except-pie.oobt:probes nl_except-pie.oobt:depth nl_except-pie.exec:probes nl_except-pie.exec:depth nl_except-pie.trv:probes nl_except-pie.trv:depth
+goprobe.oobt:probes goprobe.oobt:calls goprobe.oobt:self goprobe.oobt:depth goprobe.trv:probes goprobe.trv:calls goprobe.trv:self goprobe.trv:depth"
 
 PROGRAMS="nl_longjmp nl_longjmp-pie nl_signal nl_signal-pie nl_except nl_except-pie nl_thread nl_thread-pie"
 
@@ -89,12 +92,14 @@ report() {
 	done
 }
 
-# elfs NAME [MAPS]: the --elf arguments (PIE: every ELF at its load base).
+# elfs NAME [MAPS]: the --elf arguments (PIE: every ELF at its load base),
+# from $dir (the nonlocal programs' folder unless set).
 elfs() {
-	if [ -e "${2:-$gen/$1.maps}" ]; then
-		awk '{ printf "--elf %s@%s ", $1, $2 }' "${2:-$gen/$1.maps}"
+	d=${dir:-$gen}
+	if [ -e "${2:-$d/$1.maps}" ]; then
+		awk '{ printf "--elf %s@%s ", $1, $2 }' "${2:-$d/$1.maps}"
 	else
-		echo "--elf $gen/$1"
+		echo "--elf $d/$1"
 	fi
 }
 
@@ -192,40 +197,71 @@ for n in $PROGRAMS; do
 	fi
 done
 
-# Go under qemu-riscv64: the deepest stack oobprof shows against the deepest
-# stack of the Go trace's own records (every pprof profile go tool trace
-# derives: sched, sync, syscall, net; runtime.goexit and below not shown),
-# plus the runtime frames a goroutine or the scheduler can have under the
-# user frames (mstart, schedule, findrunnable, gcBgMarkWorker ... : 16).
+# goprobe: every probe's stack = the chain Go printed, in the plugin's trace
+# and in the same trace as TracerV binary (a file per hart: pc only).
 G=$OOB_BUILDDIR/tests/gen/go
-if [ ! -e "$G/demo.oobt" ] || [ ! -e "$G/demo.trace" ] || ! command -v go >/dev/null 2>&1; then
-	skip "go: depth" "no Go demo (tests/tools/gen-go.sh) or no go"
+if [ -e "$G/goprobe.oobt" ] && [ -e "$G/goprobe.out" ]; then
+	dir=$G
+	check goprobe oobt "$G/goprobe.oobt" "$G/goprobe.hist" "$G/goprobe.out"
+	rm -f "$w/goprobe.trv"-C*
+	if "$CLI" convert --to tracerv-bin --per-hart "$G/goprobe.oobt" -o "$w/goprobe.trv" \
+		>/dev/null 2>"$w/goprobe.conv.err"; then
+		check goprobe trv "$(echo "$w/goprobe.trv"-C*)" "$G/goprobe.hist" "$G/goprobe.out"
+	else
+		fail "goprobe.trv: convert --to tracerv-bin --per-hart" "$(head -c 300 "$w/goprobe.conv.err")"
+	fi
+	rm -f "$w/goprobe.trv"-C*
+	dir=
+	# ... and that check can fail: a goroutine nested on the one it switched
+	# from (what oobprof showed before: the parked goroutine's frames under
+	# the next one's) matches no chain Go printed.
+	awk '$1 == "chain" && $3 ~ /probeWork$/ && !done++ {
+		sub(/^runtime.goexit;/, "runtime.goexit;runtime.gopark;runtime.mcall;", $3) } { print }' \
+		"$G/goprobe.out" >"$w/goprobe.nested.out"
+	if python3 "$st" check --label goprobe.nested --out "$w/goprobe.nested.out" \
+		--hist "$G/goprobe.hist" --fold "$w/goprobe.oobt.fold" \
+		--calls-fold "$w/goprobe.oobt.cfold" "$G/goprobe" 2>&1 |
+		grep -q '^FAIL: stack_truth: goprobe.nested: probes: '; then
+		pass "goprobe: a chain with a goroutine nested under it is refused"
+	else
+		fail "goprobe: a nested chain is refused" "stack_truth.py accepted $w/goprobe.nested.out"
+	fi
+else
+	skip "goprobe" "not generated (tests/tools/gen-goprobe.sh; see tests/out/gen-fixtures.log)"
+fi
+
+# The Go demo under qemu-riscv64 (GOMAXPROCS=2: goroutines migrate between
+# harts). A stack holds one goroutine or one g0 stack: runtime.goexit (where
+# every goroutine starts) and runtime.mcall (where g0 runs what it is given)
+# only at its bottom, runtime.gopark at most once; at most one trap marker
+# (a signal handler's, which leaves through [sigreturn]); no code of no ELF
+# (QEMU's trampoline is named [sigreturn]), no [unknown].
+if [ ! -e "$G/demo.oobt" ]; then
+	skip "go: one goroutine per stack" "no Go demo (tests/tools/gen-go.sh)"
 	exit 0
 fi
-gdepth=0
-for t in sched sync syscall net; do
-	go tool trace -pprof=$t "$G/demo.trace" >"$w/go-$t.pb" 2>/dev/null || continue
-	d=$(go tool pprof -traces "$w/go-$t.pb" 2>/dev/null | awk '
-		/^-+\+/ { if (n > m) m = n; n = 0; next }
-		NF { n++ }
-		END { if (n > m) m = n; print m + 0 }')
-	[ "$d" -gt "$gdepth" ] && gdepth=$d
-done
 if ! "$CLI" fold --elf "$G/gotrace-demo" "$G/demo.oobt" >"$w/go.fold" 2>"$w/go.err"; then
 	fail "go: fold" "$(head -c 300 "$w/go.err")"
 	exit 0
 fi
-read -r fdepth traps <<EOF
-$(awk '{ sub(/ [0-9]+$/, ""); n = split($0, f, ";"); t = 0; for (i = 1; i <= n; i++) if (f[i] ~ /^\[trap/) t++
-	if (n > m) m = n; if (t > tm) tm = t } END { print m + 0, tm + 0 }' "$w/go.fold")
+read -r fdepth traps nested alien nstacks <<EOF
+$(awk '{ sub(/ [0-9]+$/, ""); n = split($0, f, ";"); t = 0; p = 0; bad = 0; a = 0
+	for (i = 1; i <= n; i++) {
+		if (f[i] ~ /^\[trap/) t++
+		if (f[i] == "runtime.gopark") p++
+		if (i > 1 && (f[i] == "runtime.goexit" || f[i] == "runtime.goexit.abi0" || f[i] == "runtime.mcall")) bad = 1
+		if (f[i] ~ /^0x/ || f[i] == "[unknown]") a = 1
+	}
+	if (p > 1) bad = 1
+	if (n > m) m = n
+	if (t > tm) tm = t
+	nb += bad; na += a; ns++
+} END { print m + 0, tm + 0, nb + 0, na + 0, ns + 0 }' "$w/go.fold")
 EOF
-bound=$((gdepth + 16))
-figs="deepest folded stack $fdepth frames, up to $traps trap markers in one stack; Go trace's deepest stack $gdepth frames (bound $bound)"
-if [ "$gdepth" -eq 0 ]; then
-	skip "go: depth" "no stacks in the Go trace's profiles"
-elif [ "$fdepth" -le "$bound" ] && [ "$traps" -le 1 ]; then
-	pass "go: depth bounded: $figs"
+figs="$nstacks stacks (deepest $fdepth frames), $nested holding more than one goroutine, up to $traps trap markers in one, $alien with code of no ELF or [unknown]"
+if [ "$nstacks" -gt 0 ] && [ "$nested" -eq 0 ] && [ "$traps" -le 1 ] && [ "$alien" -eq 0 ]; then
+	pass "go: one goroutine per stack: $figs"
 else
-	skip "go: depth bounded" "known gap (issue 15): $figs"
+	fail "go: one goroutine per stack" "$figs"
 fi
 exit 0

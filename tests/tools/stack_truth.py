@@ -9,7 +9,8 @@ print, for every probe they ran (tests/fixtures/progs/nonlocal/nl.h):
   calls <name> <n>
 No oobprof code computes any of this. Frame names are symbol names; a token
 also matches any other symbol at the same address (readelf -sW aliases, e.g.
-_ZN5GuardD1Ev for _ZN5GuardD2Ev).
+_ZN5GuardD1Ev for _ZN5GuardD2Ev), and NAME.abi0 (a Go assembly function:
+tests/fixtures/go/goprobe prints the chains runtime.Callers gives).
 
   stack_truth.py check --label L --out OUT --hist HIST --fold F --calls-fold C
                  ELF[@BASE]...
@@ -105,7 +106,9 @@ class Names:
             self.prog |= self.alias.get(c, {c})
 
     def same(self, frame, tok):
-        return frame == tok or frame in self.alias.get(tok, ())
+        # Go names its assembly functions NAME.abi0 in the ELF, NAME itself
+        return (frame == tok or frame in self.alias.get(tok, ())
+                or frame == tok + ".abi0")
 
     def is_prog(self, frame):
         return frame in self.prog

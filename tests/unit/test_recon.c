@@ -1,7 +1,8 @@
 /*
  * test_recon: the reconstruction's rules, fed records directly through
  * recon_new/start/feed/finish. Each case is a row of pcs (function + offset
- * in tests/fixtures/sym/recon.S; instruction bits where the code is in no
+ * in tests/fixtures/sym/recon.S, or recon-go.S for the Go rows; instruction
+ * bits where the code is in no
  * ELF) and the folded stacks they must give, worked out by hand from the
  * rules (docs/RECONSTRUCTION.md): each record counts one instruction for
  * the stack it runs on, and a call's, return's or trap's target record
@@ -37,6 +38,7 @@ struct row {
 	const char *events;  /* sideband events (JSON Lines), or NULL */
 	const char *want[8]; /* folded stacks, sorted */
 	int kernel;	     /* give recon-kernel.S's ELF too */
+	int go;		     /* recon-go.S's ELF instead of recon.S's */
 	int pconly;	     /* the trace has pcs only (no instruction bits) */
 	uint64_t tp[24];     /* registers: a write of tp (x4) by the record, 0: none */
 	uint64_t sp[24];     /* a write of sp (x2) by the record, 0: none (3.6) */
@@ -488,6 +490,62 @@ static const struct row rows[] = {
      .returns = 1,
      .returns_above = 1,
      .switches = 1},
+    {"Go: mcall parks, gogo starts a goroutine and resumes the one parked",
+     {{"ga", 0, 0},
+      {"gopark", 0, 0},
+      {"runtime.mcall", 0, 0},
+      {"runtime.mcall", 4, 0},
+      {"park_m", 0, 0},
+      {"gogo", 0, 0},
+      {"gogo", 4, 0},
+      {"gb", 0, 0},
+      {"gb", 4, 0},
+      {"gopark", 0, 0},
+      {"runtime.mcall", 0, 0},
+      {"runtime.mcall", 4, 0},
+      {"park_m", 0, 0},
+      {"gogo", 0, 0},
+      {"gogo", 4, 0},
+      {"gopark", 4, 0},
+      {"ga", 4, 0},
+      {"ga", 8, 0}},
+     NULL,
+     /* mcall parks ga's goroutine and runs park_m above a bottom mcall;
+      * gogo landing on gb's entry starts [goexit][gb]; gb parks at the same
+      * pc (gopark+4): the next pcs (ga+4) say it is ga's goroutine that
+      * resumes, and its return there settles it */
+     {"ga 3", "ga;gopark 2", "runtime.goexit.abi0;gb 2", "runtime.goexit.abi0;gb;gopark 1",
+      "runtime.mcall 4", "runtime.mcall;park_m 2", "runtime.mcall;park_m;gogo 4"},
+     .go = 1,
+     .calls = 9,
+     .returns = 3},
+    {"Go: goroutines parked at one pc that nothing tells apart are counted",
+     {{"gc", 0, 0},
+      {"gowait", 0, 0},
+      {"runtime.mcall", 0, 0},
+      {"runtime.mcall", 4, 0},
+      {"park_m", 0, 0},
+      {"gogo", 0, 0},
+      {"gogo", 4, 0},
+      {"gd", 0, 0},
+      {"gowait", 0, 0},
+      {"runtime.mcall", 0, 0},
+      {"runtime.mcall", 4, 0},
+      {"park_m", 0, 0},
+      {"gogo", 0, 0},
+      {"gogo", 4, 0},
+      {"gowait", 4, 0},
+      {"runtime.mcall", 0, 0},
+      {"runtime.mcall", 4, 0}},
+     NULL,
+     /* gc's and gd's goroutines both wait at gowait+4; the one resumed parks
+      * again before any return: the first parked is taken, and counted */
+     {"gc 1", "gc;gowait 2", "runtime.goexit.abi0;gd 1", "runtime.goexit.abi0;gd;gowait 1",
+      "runtime.mcall 6", "runtime.mcall;park_m 2", "runtime.mcall;park_m;gogo 4"},
+     .go = 1,
+     .calls = 10,
+     .returns = 2,
+     .ambiguous = 1},
 };
 
 static int cmp_str(const void *a, const void *b)
@@ -511,7 +569,7 @@ static int folded(const struct profile *p, char **buf, char *lines[], size_t cap
 	return 0;
 }
 
-static const char *elf, *kelf;
+static const char *elf, *kelf, *gelf;
 static const struct row *cur;
 
 /* The address of function fn in the ELFs of the row, or 0. */
@@ -529,7 +587,7 @@ static void run_row(void)
 {
 	const struct row *w = cur;
 	struct oob_err err = {0};
-	struct recon_elf e[2] = {{elf, RECON_BASE_LINK}, {kelf, RECON_BASE_LINK}};
+	struct recon_elf e[2] = {{w->go ? gelf : elf, RECON_BASE_LINK}, {kelf, RECON_BASE_LINK}};
 	size_t ne = w->kernel ? 2 : 1;
 	struct sym_binary *bins[2] = {NULL, NULL};
 	for (size_t k = 0; k < ne; k++)
@@ -645,11 +703,15 @@ int main(void)
 	OOBTEST_BEGIN("test_recon");
 	elf = oobtest_gen("sym/recon");
 	kelf = oobtest_gen("sym/recon-kernel");
+	gelf = oobtest_gen("sym/recon-go");
 	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
 		cur = &rows[k];
-		if (!elf || (rows[k].kernel && !kelf)) {
+		if (!elf || (rows[k].kernel && !kelf) || (rows[k].go && !gelf)) {
 			printf("SKIP: test_recon: %s: no tests/gen/sym/recon%s (gen-sym.sh)\n",
-			       rows[k].name, elf ? "-kernel" : "");
+			       rows[k].name,
+			       !elf	    ? ""
+			       : rows[k].go ? "-go"
+					    : "-kernel");
 			continue;
 		}
 		oobtest_run(rows[k].name, run_row);

@@ -1,0 +1,394 @@
+/*
+ * Go's runtime stack switches in pc-only terms (RECONSTRUCTION.md 3.5): a
+ * hart runs one goroutine's stack at a time, and Go swaps them where no
+ * call or return says so. g lives in x27, which a pc-only trace does not
+ * show, so the goroutine a switch resumes is told by where it lands:
+ *
+ *   mcall(fn)      parks the running goroutine: its segment, up to and
+ *                  including mcall's frame (whose return address is where
+ *                  it resumes), goes to the parked store, and fn runs on
+ *                  g0 above a fresh mcall frame. Entered from goexit1, the
+ *                  goroutine is dead and is dropped.
+ *   gogo(buf)      "returns" (jr t0) to buf.pc: a return address on the
+ *                  running stack (newstack resuming after morestack) is an
+ *                  ordinary return; else a parked goroutine whose resume
+ *                  pc it is is restored (a goroutine that morestack left on
+ *                  g0's newstack, preempted there, is parked first); else
+ *                  a function entry starts a goroutine: [goexit][fn], fn
+ *                  returning to goexit+4 (newproc's gostartcall).
+ *   systemstack, morestack   nested g0 frames that return (or gogo back)
+ *                  into the goroutine's own frames: left as they are.
+ *   asyncPreempt   entered from sigreturn as if called from the
+ *                  interrupted pc, leaves by a jump back into it
+ *                  (recon_sigreturn_done, recon_go_jump).
+ *
+ * Several goroutines parked at one resume pc (every goroutine blocked in
+ * gopark) are told apart as park tells tasks apart: the goroutines whose
+ * return addresses, top down, the next pcs of the batch reach first are
+ * preferred; the first is resumed provisionally, each return into the
+ * restored frames rules out the candidates that would not return there
+ * (swapping in another one when the chosen one is ruled out), and what is
+ * still open when the goroutine parks again is counted in
+ * repairs_ambiguous. Candidates whose stacks are the same are one.
+ */
+#include "recon/recon_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/oob_mem.h"
+
+#define GO_PARKED_MAX 65536 /* goroutines parked at once; past that one is dropped */
+#define GO_CAND_MAX   64    /* candidates followed per resume (more: counted ambiguous) */
+#define GO_LOOKAHEAD  65536 /* records of the batch the first choice looks at */
+
+struct go_ent {
+	uint32_t frame;
+	uint64_t ret;
+};
+
+struct go_parked {
+	struct go_ent *e; /* bottom first; e[n-1].ret is the resume pc */
+	uint32_t n;
+	uint8_t live; /* parked (else running provisionally, or free) */
+};
+
+struct go_prov {
+	int active;
+	uint32_t base, len; /* the restored entries: [base, base + len) of the stack */
+	uint32_t low;	    /* entries from here up have returned since */
+	uint32_t chosen;    /* slot running */
+	uint32_t ncand;	    /* other slots still possible */
+	uint32_t cand[GO_CAND_MAX];
+};
+
+struct recon_go {
+	struct go_parked *v;
+	uint32_t n, cap, nlive;
+	uint32_t *free; /* free slots (room for cap) */
+	uint32_t nfree;
+	struct go_prov *prov; /* per hart id */
+	size_t nprov;
+	uint32_t provs; /* harts with a provisional resume */
+};
+
+void recon_go_init(struct recon *r)
+{
+	r->go = oob_xcalloc(1, sizeof(*r->go));
+}
+
+void recon_go_free(struct recon *r)
+{
+	if (!r->go)
+		return;
+	for (uint32_t k = 0; k < r->go->n; k++)
+		free(r->go->v[k].e);
+	free(r->go->v);
+	free(r->go->free);
+	free(r->go->prov);
+	free(r->go);
+	r->go = NULL;
+}
+
+static struct go_prov *prov_of(struct recon_go *g, const struct tracker_hart *h)
+{
+	return tracker_per_hart((void **)&g->prov, &g->nprov, h->id, sizeof(*g->prov));
+}
+
+static void slot_release(struct recon_go *g, uint32_t k)
+{
+	free(g->v[k].e);
+	g->v[k] = (struct go_parked){0};
+	g->free[g->nfree++] = k;
+}
+
+/* Parks entries [from, to) of h's stack. */
+static void park(struct recon *r, struct tracker_hart *h, uint32_t from, uint32_t to)
+{
+	struct recon_go *g = r->go;
+	if (to <= from || g->nlive >= GO_PARKED_MAX)
+		return;
+	uint32_t k;
+	if (g->nfree) {
+		k = g->free[--g->nfree];
+	} else {
+		if (g->n == g->cap) {
+			g->cap = g->cap ? 2 * g->cap : 64;
+			g->v = oob_xrealloc(g->v, g->cap * sizeof(*g->v));
+			g->free = oob_xrealloc(g->free, g->cap * sizeof(*g->free));
+		}
+		k = g->n++;
+	}
+	struct go_parked *p = &g->v[k];
+	p->n = to - from;
+	p->e = oob_xmalloc(p->n * sizeof(*p->e));
+	for (uint32_t j = 0; j < p->n; j++)
+		p->e[j] = (struct go_ent){h->stk->v[from + j].frame, h->stk->v[from + j].ret};
+	p->live = 1;
+	g->nlive++;
+}
+
+static int same_stack(const struct go_parked *a, const struct go_parked *b)
+{
+	if (a->n != b->n)
+		return 0;
+	for (uint32_t j = 0; j < a->n; j++)
+		if (a->e[j].frame != b->e[j].frame || a->e[j].ret != b->e[j].ret)
+			return 0;
+	return 1;
+}
+
+/* The provisional resume on h is over: its goroutine is settled. */
+static void prov_end(struct recon *r, struct tracker_hart *h, int undecided)
+{
+	struct go_prov *p = prov_of(r->go, h);
+	if (!p->active)
+		return;
+	if (undecided && p->ncand)
+		r->run.st.repairs_ambiguous++;
+	slot_release(r->go, p->chosen);
+	p->active = 0;
+	r->go->provs--;
+}
+
+/* Replaces the stack from base up by the bottom count entries of slot k. */
+static void restore(struct recon *r, struct tracker_hart *h, uint32_t base, uint32_t k,
+		    uint32_t count)
+{
+	const struct go_parked *p = &r->go->v[k];
+	recon_pop_to(r, h, base);
+	for (uint32_t j = 0; j < count; j++)
+		recon_push(r, h, p->e[j].frame, p->e[j].ret, 0, 0);
+}
+
+void recon_go_mcall(struct recon *r, struct tracker_hart *h)
+{
+	struct stack *s = h->stk;
+	uint32_t base = stack_segment_base(s);
+	uint32_t mcall = stack_top(s)->frame;
+	prov_end(r, h, 1);
+	int dead = s->n >= 2 && s->n - 2 >= base &&
+		   recon_fn_kind(r, s->v[s->n - 2].frame) == RECON_FN_GO_EXIT;
+	if (!dead)
+		park(r, h, base, s->n);
+	recon_pop_to(r, h, base);
+	recon_push(r, h, mcall, STACK_RET_NONE, 0, 0); /* g0: fn runs above mcall */
+}
+
+/* Orders cand (n slots, all resuming at the same pc) by which one's return
+ * addresses the next pcs of the batch reach, from the top down: of the
+ * slots still in the running, those whose return address at the first
+ * depth where they differ comes first. Returns how many stay in front. */
+static uint32_t guess(struct recon *r, uint32_t *cand, uint32_t n, uint32_t i)
+{
+	const struct go_parked *v = r->go->v;
+	const struct trace_batch *b = r->run.b;
+	uint32_t end = b->n - i > GO_LOOKAHEAD ? i + GO_LOOKAHEAD : b->n;
+	uint32_t at = i;
+	for (uint32_t d = 1; n > 1; d++) {
+		/* the return addresses at depth d (from the top) */
+		uint32_t have = 0;
+		for (uint32_t c = 0; c < n; c++)
+			have += v[cand[c]].n > d;
+		if (!have)
+			break;
+		int differ = 0;
+		uint64_t r0 = 0;
+		for (uint32_t c = 0; c < n; c++) {
+			const struct go_parked *p = &v[cand[c]];
+			uint64_t rt = p->n > d ? p->e[p->n - 1 - d].ret : STACK_RET_NONE;
+			if (c == 0)
+				r0 = rt;
+			else if (rt != r0)
+				differ = 1;
+		}
+		if (!differ)
+			continue;
+		for (; at < end; at++) {
+			uint64_t pc = b->pc[at];
+			uint32_t keep = 0;
+			for (uint32_t c = 0; c < n; c++) {
+				const struct go_parked *p = &v[cand[c]];
+				if (p->n > d && p->e[p->n - 1 - d].ret == pc) {
+					uint32_t t = cand[keep];
+					cand[keep++] = cand[c];
+					cand[c] = t;
+				}
+			}
+			if (keep) {
+				n = keep;
+				break;
+			}
+		}
+		if (at == end)
+			break;
+	}
+	return n;
+}
+
+int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i)
+{
+	struct recon_go *g = r->go;
+	struct stack *s = h->stk;
+	uint64_t t = nb->start;
+	uint32_t base = stack_segment_base(s);
+	int64_t at = stack_find_ret(s, t);
+	if (at >= 0) {
+		/* back into the running goroutine: newstack after morestack */
+		recon_pop_to(r, h, (uint32_t)at);
+		if (s->n > base)
+			recon_jump(r, h, nb, nb, i);
+		else
+			recon_rebase(r, h, nb, 0);
+		return 1;
+	}
+	/* a goroutine that morestack took to g0 (preempted in newstack) */
+	for (uint32_t k = s->n; k-- > base;) {
+		if (recon_fn_kind(r, s->v[k].frame) == RECON_FN_GO_MORESTACK) {
+			prov_end(r, h, 1);
+			park(r, h, base, k + 1);
+			break;
+		}
+	}
+	uint32_t cand[GO_CAND_MAX], n = 0, more = 0;
+	for (uint32_t k = 0; k < g->n; k++) {
+		if (!g->v[k].live || g->v[k].e[g->v[k].n - 1].ret != t)
+			continue;
+		if (n < GO_CAND_MAX)
+			cand[n++] = k;
+		else
+			more = 1;
+	}
+	if (more) /* the goroutine may be one not followed */
+		r->run.st.repairs_ambiguous++;
+	if (n) {
+		prov_end(r, h, 1);
+		guess(r, cand, n, i);
+		struct go_prov *p = prov_of(g, h);
+		uint32_t k = cand[0];
+		p->ncand = 0;
+		for (uint32_t c = 1; c < n; c++)
+			if (!same_stack(&g->v[cand[c]], &g->v[k]))
+				p->cand[p->ncand++] = cand[c];
+		g->v[k].live = 0;
+		g->nlive--;
+		restore(r, h, base, k, g->v[k].n);
+		p->active = 1;
+		p->base = base;
+		p->len = g->v[k].n;
+		p->low = base + p->len - 1; /* mcall's frame returns at once */
+		p->chosen = k;
+		g->provs++;
+		if (!p->ncand)
+			prov_end(r, h, 0);
+		recon_pop_to(r, h, s->n - 1); /* the return out of mcall */
+		if (s->n > base && nb->func != FRAME_NONE && nb->func != stack_top(s)->frame)
+			recon_jump(r, h, nb, nb, i);
+		return 1;
+	}
+	const struct sym_mapping *m = nb->map;
+	uint64_t gx = m ? recon_go_goexit(r, m->bin) : 0;
+	if (nb->func == FRAME_NONE || nb->start != nb->entry || !gx)
+		return 0;
+	/* a new goroutine: newproc made it look called from goexit */
+	prov_end(r, h, 1);
+	struct code_block *xb = code_block_at(space_of(r, h, gx + m->bias), gx + m->bias);
+	if (!xb || xb->func == FRAME_NONE)
+		return 0;
+	recon_pop_to(r, h, base);
+	r->run.st.calls++;
+	recon_push(r, h, xb->func, STACK_RET_NONE, 0, 0);
+	recon_push(r, h, code_frame_at(nb), gx + m->bias + 4, 0, 1);
+	return 1;
+}
+
+/* Whether slot q returns from its entry at depth d (from the top) to t,
+ * or, when f is a frame, lands in f's frame just below that entry. */
+static int fits(const struct go_parked *q, uint32_t d, uint64_t t, uint32_t f)
+{
+	if (f != FRAME_NONE)
+		return q->n > d + 1 && q->e[q->n - 2 - d].frame == f;
+	return q->n > d && q->e[q->n - 1 - d].ret == t;
+}
+
+void recon_go_recheck(struct recon *r, struct tracker_hart *h, uint64_t t, uint32_t f)
+{
+	struct recon_go *g = r->go;
+	if (!g->provs)
+		return;
+	struct go_prov *p = prov_of(g, h);
+	struct stack *s = h->stk;
+	if (!p->active || s->n == 0)
+		return;
+	uint32_t k = s->n - 1, top = p->base + p->len - 1;
+	if (k >= p->low)
+		return; /* returning from frames called since the resume */
+	if (k < p->base) {
+		prov_end(r, h, 1);
+		return;
+	}
+	uint32_t d = top - k;
+	uint32_t keep = 0;
+	for (uint32_t c = 0; c < p->ncand; c++) {
+		const struct go_parked *q = &g->v[p->cand[c]];
+		if (q->live && fits(q, d, t, f))
+			p->cand[keep++] = p->cand[c];
+	}
+	p->ncand = keep;
+	p->low = k;
+	if (!fits(&g->v[p->chosen], d, t, f) && keep) {
+		/* the chosen goroutine would not return here: another one does */
+		uint32_t was = p->chosen, now = p->cand[0];
+		g->v[was].live = 1;
+		g->v[now].live = 0;
+		p->chosen = now;
+		p->len = g->v[now].n;
+		restore(r, h, p->base, now, g->v[now].n - d);
+		p->low = s->n - 1;
+		p->ncand = 0;
+		for (uint32_t c = 1; c < keep; c++)
+			if (!same_stack(&g->v[p->cand[c]], &g->v[now]))
+				p->cand[p->ncand++] = p->cand[c];
+	}
+	if (!p->ncand)
+		prov_end(r, h, 0);
+}
+
+void recon_go_asyncpreempt(struct recon *r, struct tracker_hart *h, struct code_block *nb,
+			   uint32_t marker)
+{
+	/* a call the signal cut short: its return address, for the jump back */
+	uint64_t pending =
+	    h->stk->v[marker].marker == IDS_MARK_TRAP_CALL ? h->stk->v[marker].ret : STACK_RET_NONE;
+	recon_pop_to(r, h, marker);
+	r->run.st.calls++;
+	recon_push(r, h, nb->func, pending, 0, 1);
+}
+
+/*
+ * asyncPreempt jumps back to the pc the signal interrupted: in the frame
+ * below it, or where the instruction the signal came after was going: the
+ * callee of a call (asyncPreempt's ret holds the call's return address), the
+ * return address of a return, the target of a tail call.
+ */
+void recon_go_jump(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i)
+{
+	struct stack *s = h->stk;
+	uint64_t pending = stack_top(s)->ret;
+	uint32_t base = stack_segment_base(s);
+	r->run.st.returns++;
+	recon_pop_to(r, h, s->n - 1);
+	if (s->n > base && nb->func != FRAME_NONE && stack_top(s)->frame == nb->func)
+		return;
+	if (pending != STACK_RET_NONE && nb->start == nb->entry) {
+		r->run.st.calls++;
+		recon_push(r, h, code_frame_at(nb), pending, 0, 1);
+		return;
+	}
+	if (s->n > base && stack_top(s)->ret == nb->start)
+		recon_pop_to(r, h, s->n - 1); /* the return it came after */
+	if (s->n > base)
+		recon_jump(r, h, nb, nb, i);
+	else
+		recon_rebase(r, h, nb, 0);
+}
