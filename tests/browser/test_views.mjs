@@ -163,6 +163,185 @@ async function spikeCases(page, srv) {
   });
 }
 
+async function flameCases(page, srv, job) {
+  const base = `${srv.url}/#/jobs/${job.id}`;
+  const frameOf = (name) => page.locator(`#flame g.frame[name="${name}"]`).first();
+  const yOf = (name) => frameOf(name).evaluate((g) => Number(g.getAttribute('transform').match(/,\s*([\d.]+)/)[1]));
+  await R.run('flame graph: icicle puts the root on top, flame at the bottom', async () => {
+    await page.goto(base);
+    await page.waitForSelector('#flame svg g.frame', { timeout: 20000 });
+    await sleep(400);
+    const flameY = await yOf('all');
+    await page.selectOption('#layout', 'icicle');
+    await sleep(400);
+    const icicleY = await yOf('all');
+    check(icicleY === 0 && flameY > 0, `root at y ${flameY} (flame), ${icicleY} (icicle)`);
+    await page.screenshot({ path: screenshotPath('views-icicle.png') });
+    await page.selectOption('#layout', 'flame');
+    await sleep(300);
+    return `y ${flameY} -> 0`;
+  });
+
+  await R.run('flame graph: heaviest first, or by name', async () => {
+    // the drawn children of the node with the most drawn children
+    const order = () => page.locator('#flame g.frame').evaluateAll((gs) => {
+      const ds = gs.map((g) => d3.select(g).datum());
+      const drawn = new Set(ds.map((d) => d.id));
+      const p = ds.filter((d) => d.children).sort((a, b) => b.children.filter((c) => drawn.has(c.id)).length -
+        a.children.filter((c) => drawn.has(c.id)).length)[0];
+      return p.children.filter((c) => drawn.has(c.id)).sort((a, b) => a.x0 - b.x0)
+        .map((c) => [c.data.name, c.data.value]);
+    });
+    const byWeight = await order();
+    check(byWeight.length > 2, `${byWeight.length} children`);
+    check(byWeight.every((c, i) => i === 0 || byWeight[i - 1][1] >= c[1]), `not heaviest first: ${byWeight}`);
+    await page.selectOption('#order', 'name');
+    await sleep(400);
+    const byName = (await order()).map((c) => c[0]);
+    const sorted = [...byName].sort((a, b) => a.localeCompare(b));
+    check(JSON.stringify(byName) === JSON.stringify(sorted), `not by name: ${byName}`);
+    await page.selectOption('#order', 'weight');
+    await sleep(300);
+    return `${byWeight.map((c) => c[0]).join(', ')}`;
+  });
+
+  await R.run('flame graph: the hidden nodes are counted and "show all" draws them', async () => {
+    const all = await (await fetch(`${srv.url}/api/v1/jobs/${job.id}/flamegraph?max_nodes=0`)).json();
+    await page.goto(`${base}?nodes=20`);
+    await page.reload();
+    await page.waitForSelector('#hidden-nodes', { timeout: 20000 });
+    const note = await page.locator('#hidden-nodes').innerText();
+    check(note.includes(`20 of ${all.nodes.toLocaleString('en-US')}`), `note "${note}", ${all.nodes} nodes in all`);
+    await page.click('#show-all-nodes');
+    await page.waitForFunction((k) => document.getElementById('flame').dataset.nodes === String(k), all.nodes,
+      { timeout: 20000 });
+    check(!(await page.locator('#hidden-nodes').count()), 'the note stays after show all');
+    check(page.url().includes('nodes=all'), `URL ${page.url()}`);
+    return `20 of ${all.nodes}, then all`;
+  });
+
+  await R.run('flame graph: the tooltip stays inside the window', async () => {
+    await page.goto(base);
+    await page.reload();
+    await page.waitForSelector('#flame svg g.frame', { timeout: 20000 });
+    await sleep(400);
+    await page.evaluate(() => document.getElementById('flame').scrollIntoView({ block: 'end' }));
+    const box = await page.locator('#flame svg').boundingBox();
+    const vp = page.viewportSize();
+    // the bottom-right corner of the root frame: the widest, lowest frame
+    await page.mouse.move(box.x + box.width - 3, box.y + box.height - 8);
+    const tip = page.locator('.d3-flame-graph-tip');
+    await tip.waitFor({ state: 'visible' });
+    const r = await tip.boundingBox();
+    check(r.x >= 0 && r.y >= 0 && r.x + r.width <= vp.width && r.y + r.height <= vp.height,
+      `tip at ${JSON.stringify(r)} in ${vp.width}x${vp.height}`);
+    await page.screenshot({ path: screenshotPath('views-tooltip.png') });
+    await page.mouse.move(5, 5);
+    return `tip at ${r.x.toFixed(0)},${r.y.toFixed(0)}`;
+  });
+
+  await R.run('flame graph: keyboard: Tab, arrows, Enter zooms, Escape resets', async () => {
+    const root = frameOf('all');
+    await root.focus();
+    const focused = () => page.evaluate(() => {
+      const g = document.activeElement.closest('g.frame');
+      return g ? d3.select(g).datum().data.name : null;
+    });
+    check(await focused() === 'all' && await root.getAttribute('tabindex') === '0', 'the root is not focusable');
+    await page.keyboard.press('ArrowUp');
+    const child = await focused();
+    const want = await root.evaluate((g) => [...d3.select(g).datum().children].sort((a, b) => b.value - a.value)[0].data.name);
+    check(child === want, `ArrowUp went to ${child}, the heaviest child is ${want}`);
+    for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowUp');
+    const deep = await focused();
+    await page.keyboard.press('ArrowDown');
+    const back = await focused();
+    const parent = await page.evaluate(() => d3.select(document.activeElement.closest('g.frame')).datum().data.name);
+    check(back === parent && back !== deep, `ArrowDown from ${deep} went to ${back}`);
+    await page.keyboard.press('Enter');
+    await sleep(500);
+    const full = await page.locator('#flame svg').evaluate((s) => Number(s.getAttribute('width')));
+    const w = await page.evaluate(() => Number(document.activeElement.closest('g.frame').querySelector('rect').getAttribute('width')));
+    check(Math.abs(w - full) < 1, `Enter: ${back} is ${w} of ${full} px`);
+    check(page.url().includes('zoom='), `zoom not in the URL: ${page.url()}`);
+    await page.keyboard.press('Escape');
+    await sleep(400);
+    return `all -> ${child} ... ${deep} -> ${back}, zoomed`;
+  });
+
+  await R.run('URL state: a reload shows the same view', async () => {
+    await page.goto(base);
+    await page.reload();
+    await page.waitForSelector('#flame svg g.frame', { timeout: 20000 });
+    await sleep(300);
+    await page.selectOption('#metric', 'calls');
+    await waitTable(page, 'by calls');
+    await page.selectOption('#layout', 'icicle');
+    await page.selectOption('#order', 'name');
+    await page.fill('#search', 'msort');
+    await page.fill('#table-search', 'ht_');
+    await frameOf('main').click();
+    await sleep(500);
+    const url = page.url();
+    await page.reload();
+    await page.waitForSelector('#flame svg g.frame', { timeout: 20000 });
+    await waitTable(page, 'by calls');
+    await sleep(600);
+    const got = {
+      metric: await page.inputValue('#metric'), layout: await page.inputValue('#layout'),
+      order: await page.inputValue('#order'), search: await page.inputValue('#search'),
+      table: await page.inputValue('#table-search'),
+    };
+    const want = { metric: 'calls', layout: 'icicle', order: 'name', search: 'msort', table: 'ht_' };
+    check(JSON.stringify(got) === JSON.stringify(want), `after reload ${JSON.stringify(got)} (${url})`);
+    const full = await page.locator('#flame svg').evaluate((s) => Number(s.getAttribute('width')));
+    const w = await frameOf('main').evaluate((g) => Number(g.querySelector('rect').getAttribute('width')));
+    check(Math.abs(w - full) < 1, `main is ${w} of ${full} px: the zoom is lost`);
+    const rows = await page.locator('#top tbody tr').evaluateAll((trs) => trs.map((t) => t.dataset.name));
+    check(rows.length > 0 && rows.every((r) => r.includes('ht_')), `table rows ${rows}`);
+    const lit = await page.locator('#flame g.frame').evaluateAll((gs) => gs.filter((g) =>
+      getComputedStyle(g.querySelector('rect')).fill === 'rgb(230, 0, 230)').length);
+    check(lit > 0, 'search not highlighted after reload');
+    await page.screenshot({ path: screenshotPath('views-url-state.png'), fullPage: true });
+    return url.slice(url.indexOf('#'));
+  });
+
+  await R.run('sandwich: callers and callees of a recursive function = oobprof fold', async () => {
+    const fn = 'msort';
+    const want = { callers: new Map(), callees: new Map(), total: 0 };
+    for (const line of oobprof(['fold', '--elf', ELF, TRACE]).split('\n')) {
+      const m = line.match(/^(.*) (\d+)$/);
+      if (!m) continue;
+      const st = m[1].split(';');
+      const w = Number(m[2]);
+      const i = st.indexOf(fn);
+      if (i < 0) continue;
+      want.total += w;
+      if (i > 0) want.callers.set(st[i - 1], (want.callers.get(st[i - 1]) || 0) + w);
+      if (i + 1 < st.length) want.callees.set(st[i + 1], (want.callees.get(st[i + 1]) || 0) + w);
+    }
+    await page.goto(base);
+    await page.reload();
+    await page.waitForSelector('#flame svg g.frame', { timeout: 20000 });
+    await waitTable(page, 'by instructions');
+    await page.fill('#table-search', fn);
+    await page.click(`.sandwich-open[data-fn="${fn}"]`);
+    await page.waitForSelector('#sandwich-callers-table', { timeout: 20000 });
+    const read = (sel) => page.locator(`${sel} tbody tr[data-name]`).evaluateAll((trs) =>
+      trs.map((tr) => [tr.dataset.name, Number(tr.children[1].innerText.replace(/,/g, ''))]));
+    const callers = new Map(await read('#sandwich-callers-table'));
+    const callees = new Map(await read('#sandwich-callees-table'));
+    const same = (a, b) => a.size === b.size && [...a].every(([k, v]) => b.get(k) === v);
+    check(same(callers, want.callers), `callers ${JSON.stringify([...callers])}, fold ${JSON.stringify([...want.callers])}`);
+    check(same(callees, want.callees), `callees ${JSON.stringify([...callees])}, fold ${JSON.stringify([...want.callees])}`);
+    const sum = await page.locator('#sandwich-summary').innerText();
+    check(sum.includes(want.total.toLocaleString('en-US')), `summary "${sum}", fold total ${want.total}`);
+    check(page.url().includes(`fn=${fn}`), `URL ${page.url()}`);
+    await page.locator('#sandwich').screenshot({ path: screenshotPath('views-sandwich.png') });
+    return `${callers.size} callers, ${callees.size} callees, ${want.total} instructions`;
+  });
+}
+
 async function main() {
   const why = missing(path.join(BUILD, 'oobprofd'), path.join(BUILD, 'oobprof'), TRACE, ELF, CHROMIUM,
     path.join(SRC, 'static/vendor/d3-flamegraph.umd.min.js'));
@@ -206,6 +385,7 @@ async function main() {
       return `[${from}, ${to}): ${rows.length} functions, ${sum} instructions`;
     });
 
+    await flameCases(page, srv, job);
     await spikeCases(page, srv);
     await checkClean(R, br, errors);
   } finally {
