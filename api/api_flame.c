@@ -214,6 +214,84 @@ static json_t *node_json(const struct profile *r, const struct work *w, uint32_t
 	return j;
 }
 
+/* 1 if an ancestor of node i has the same frame (its total already counts i):
+ * the rule of profile_functions. */
+static int recursive(const struct profile *r, uint32_t i)
+{
+	uint32_t fr = profile_node(r, i)->frame;
+	for (uint32_t k = profile_node(r, i)->parent; k != 0 && k != PROFILE_NONE;
+	     k = profile_node(r, k)->parent)
+		if (profile_node(r, k)->frame == fr)
+			return 1;
+	return 0;
+}
+
+static uint64_t func_weight(const struct profile_func *f, enum profile_metric m)
+{
+	return m == PROFILE_INSNS ? f->self_insns : m == PROFILE_CYCLES ? f->self_cycles : f->calls;
+}
+
+size_t api_flame_functions(const struct profile *r, const struct api_flame_opts *o,
+			   struct profile_func **out)
+{
+	size_t n = profile_nnodes(r), nf = profile_nframes(r) ? profile_nframes(r) : 1;
+	struct api_flame_opts oi = *o;
+	struct work w = {
+	    .root = root_frames(r, o),
+	    .inside = oob_xcalloc(n, 1),
+	    .side = oob_xcalloc(n, 1),
+	    .depth = oob_xcalloc(n, sizeof(uint32_t)),
+	    .self = oob_xcalloc(n, sizeof(uint64_t)),
+	    .total = oob_xcalloc(n, sizeof(uint64_t)),
+	    .cycles = oob_xcalloc(n, sizeof(uint64_t)),
+	};
+	struct profile_func *v = oob_xcalloc(nf, sizeof(*v));
+	uint8_t *used = oob_xcalloc(nf, 1);
+	oi.metric = PROFILE_INSNS; /* self/total in instructions, cycles beside */
+	weigh(r, &oi, &w);
+	for (uint32_t i = 1; i < n; i++) {
+		const struct profile_node *nd = profile_node(r, i);
+		int c = w.inside[i] && counts(o->priv, w.side[i]);
+		struct profile_func *f = &v[nd->frame];
+		/* kept as the flame graph keeps nodes: with weight; calls as it
+		 * shows them (a user caller's calls in a kernel-only view too) */
+		if (!w.inside[i] || !w.total[i])
+			continue;
+		used[nd->frame] = 1;
+		f->calls += nd->calls;
+		f->self_insns += w.self[i];
+		f->self_cycles += c ? nd->self_cycles : 0;
+		if (!recursive(r, i)) {
+			f->total_insns += w.total[i];
+			f->total_cycles += w.cycles[i];
+		}
+	}
+	/* sorted as profile_functions sorts: by self weight, then frame */
+	size_t k = 0;
+	struct ranked *keys = oob_xcalloc(nf, sizeof(*keys));
+	for (uint32_t i = 0; i < profile_nframes(r); i++)
+		if (used[i])
+			keys[k++] = (struct ranked){func_weight(&v[i], o->metric), i};
+	qsort(keys, k, sizeof(*keys), by_total);
+	struct profile_func *sorted = oob_xcalloc(k ? k : 1, sizeof(*sorted));
+	for (size_t j = 0; j < k; j++) {
+		sorted[j] = v[keys[j].id];
+		sorted[j].frame = keys[j].id;
+	}
+	free(keys);
+	free(v);
+	free(used);
+	free(w.root);
+	free(w.inside);
+	free(w.side);
+	free(w.depth);
+	free(w.self);
+	free(w.total);
+	free(w.cycles);
+	*out = sorted;
+	return k;
+}
+
 char *api_flame_render(void *arg, size_t *len)
 {
 	const struct api_flame_render *a = arg;

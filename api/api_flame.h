@@ -85,6 +85,14 @@ struct api_flame_render {
 };
 char *api_flame_render(void *arg, size_t *len);
 
+/* The per-function table (profile_functions' rows and order: by self weight
+ * of o->metric, descending) of the part of p that o's pid and priv filters
+ * keep: the numbers of the flame graph of the same options summed by frame,
+ * recursion counted once in totals. max_nodes does not apply. *out is
+ * malloc'd (caller frees); returns the number of rows. */
+size_t api_flame_functions(const struct profile *p, const struct api_flame_opts *o,
+			   struct profile_func **out);
+
 /* libtype of a frame kind, as above. */
 const char *api_flame_libtype(unsigned kind);
 

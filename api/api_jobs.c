@@ -367,20 +367,26 @@ int api_jobs_top(struct api_ctx *c, struct http_req *r, struct api_req *q)
 {
 	struct oob_err e = {0};
 	const struct result *res;
-	enum profile_metric m;
+	struct api_flame_opts o;
 	uint64_t limit = 100;
 	struct api_cache_ref *ref = job_result(c, q->id, &res, &e);
 	if (!ref)
 		return refuse(r, &e);
-	if (metric_arg(r, res, &m, &e) < 0 ||
+	if (flame_opts(r, res, &o, &e) < 0 ||
 	    api_arg_uint("limit", http_req_arg(r, "limit"), 1, 10000000, &limit, &e) < 0) {
 		refuse(r, &e);
+	} else if (api_timeline_windowed(r) ||
+		   (http_req_arg(r, "hart") && result_stats(res)->harts > 1)) {
+		/* the same cut as the flame graph's: from the stack events */
+		api_timeline_top(c, r, q->id, &o, (size_t)limit);
 	} else {
 		struct profile_func *v;
-		size_t n = result_functions(res, m, &v);
+		size_t n = o.by_pid || o.priv != API_PRIV_ALL
+			       ? api_flame_functions(result_profile(res), &o, &v)
+			       : result_functions(res, o.metric, &v);
 		http_respond_json(r, 200,
-				  profile_top_json(result_profile(res), v, n, (size_t)limit, m,
-						   result_partial(res)));
+				  profile_top_json(result_profile(res), v, n, (size_t)limit,
+						   o.metric, result_partial(res)));
 		free(v);
 	}
 	api_cache_put(c->cache, ref);

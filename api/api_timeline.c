@@ -8,6 +8,7 @@
 #include "api_json.h"
 #include "jobspec.h"
 #include "util/oob_mem.h"
+#include "profile/profile_json.h"
 #include "timeline/timeline.h"
 #include "timeline/timeline_go.h"
 #include "timeline/timeline_json.h"
@@ -174,6 +175,30 @@ int api_timeline_flamegraph(struct api_ctx *c, struct http_req *r, int64_t id,
 	if (window_args(r, &o, &e) == 0 && job_events_get(c, id, &x, &e) == 0 &&
 	    timeline_profile_ix(x.log, x.ix, x.p, o.hart, o.from, o.to, &w, &e) == 0) {
 		json_t *j = api_flame_build(w, x.partial, fo);
+		json_object_set_new(j, "from", json_integer((json_int_t)o.from));
+		json_object_set_new(j, "to", o.to ? json_integer((json_int_t)o.to) : json_null());
+		http_respond_json(r, 200, j);
+	} else {
+		http_respond_oob_err(r, &e);
+	}
+	profile_free(w);
+	job_events_put(c, &x);
+	return HTTP_BODY_NONE;
+}
+
+int api_timeline_top(struct api_ctx *c, struct http_req *r, int64_t id,
+		     const struct api_flame_opts *fo, size_t limit)
+{
+	struct oob_err e = {0};
+	struct timeline_opts o;
+	struct job_events x = {0};
+	struct profile *w = NULL;
+	if (window_args(r, &o, &e) == 0 && job_events_get(c, id, &x, &e) == 0 &&
+	    timeline_profile_ix(x.log, x.ix, x.p, o.hart, o.from, o.to, &w, &e) == 0) {
+		struct profile_func *v;
+		size_t n = api_flame_functions(w, fo, &v);
+		json_t *j = profile_top_json(w, v, n, limit, fo->metric, x.partial);
+		free(v);
 		json_object_set_new(j, "from", json_integer((json_int_t)o.from));
 		json_object_set_new(j, "to", o.to ? json_integer((json_int_t)o.to) : json_null());
 		http_respond_json(r, 200, j);

@@ -46,5 +46,9 @@ int api_timeline_windowed(struct http_req *r);
 /* Answers a windowed flame graph request of job id with options o. */
 int api_timeline_flamegraph(struct api_ctx *c, struct http_req *r, int64_t id,
 			    const struct api_flame_opts *o);
+/* Answers a windowed (or one-hart) /top request: the table of that cut,
+ * with o's pid and priv filters, its first limit rows. */
+int api_timeline_top(struct api_ctx *c, struct http_req *r, int64_t id,
+		     const struct api_flame_opts *o, size_t limit);
 
 #endif

@@ -10,10 +10,15 @@
 // its own search builds a RegExp from the text, so a plain substring matcher
 // is installed instead; new data is shown with chart.update(data).
 import { exportURL, getJSON, speedscopeURL } from './api.js';
-import { date, el, escapeHTML, ipc, message, num, percent, progressBar, sortableTable } from './util.js';
+import { ORDERS, keyboardFrames, screenTooltip } from './flame.js';
+import { drawSandwich } from './sandwich.js';
+import { pagedTable } from './table.js';
+import { date, el, escapeHTML, hashParams, ipc, message, num, percent, progressBar, setHashParams } from './util.js';
 
 const HIGHLIGHT = '#e600e6';
-const TABLE_ROWS = 40;
+// Nodes asked for at first: a document of a few hundred kB that d3 draws at
+// once. "Show all" asks for every node (max_nodes=0).
+const MAX_NODES = 4000;
 const KINDS = [
   ['user', 'user-space function'],
   ['kernel', 'kernel function'],
@@ -181,10 +186,37 @@ function select(id, label, options, value) {
   return [el('label', { for: id }, label), s];
 }
 
+// The view's state, from the URL's query (#/jobs/<id>?metric=...): what
+// saveState writes.
+function stateFromURL() {
+  const q = hashParams();
+  const pick = (k, ok, dflt) => (ok.includes(q.get(k)) ? q.get(k) : dflt);
+  const int = (k) => (/^\d+$/.test(q.get(k) || '') ? q.get(k) : '');
+  const pid = q.get('pid');
+  return {
+    metric: pick('metric', ['instructions', 'cycles', 'calls'], 'instructions'),
+    priv: pick('priv', ['all', 'user', 'kernel'], 'all'),
+    hart: /^\d+$/.test(q.get('hart') || '') ? q.get('hart') : 'all',
+    pid: /^-?\d+$/.test(pid || '') ? Number(pid) : null,
+    procLabel: '',
+    from: int('from'),
+    to: int('to'),
+    term: q.get('q') || '',
+    zoom: q.get('zoom') || '',
+    layout: pick('layout', ['flame', 'icicle'], 'flame'),
+    order: pick('order', ['weight', 'name'], 'weight'),
+    // nodes=all (every node) or a number (a level of detail)
+    maxNodes: q.get('nodes') === 'all' ? 0 : /^[1-9]\d*$/.test(q.get('nodes') || '') ? Number(q.get('nodes')) : MAX_NODES,
+    sandwich: q.get('fn') || '',
+    table: { key: q.get('sort') || '', desc: q.get('asc') !== '1', page: Math.max(0, Number(int('page') || 1) - 1),
+      term: q.get('tq') || '' },
+  };
+}
+
 export function renderJob(main, id) {
   // pid: the process the flame graph is restricted to (null: all), and its
   // label for the chip that clears the filter.
-  const state = { metric: 'instructions', priv: 'all', hart: 'all', term: '', pid: null, procLabel: '' };
+  const state = stateFromURL();
   let gone = false;
   let timer = null;
   let chart = null;
@@ -215,14 +247,59 @@ export function renderJob(main, id) {
       row(`self ${state.metric}`, num(n.self)) + '</table>';
   }
 
+  // The URL keeps what the view shows (a reload or a copied link shows it
+  // again); replaceState: no history entry, no hashchange (no re-render).
+  function saveState() {
+    setHashParams(`#/jobs/${id}`, {
+      metric: state.metric === 'instructions' ? '' : state.metric,
+      priv: state.priv === 'all' ? '' : state.priv,
+      hart: state.hart === 'all' ? '' : state.hart,
+      pid: state.pid === null ? '' : state.pid,
+      from: state.from, to: state.to,
+      q: state.term, zoom: state.zoom,
+      layout: state.layout === 'flame' ? '' : state.layout,
+      order: state.order === 'weight' ? '' : state.order,
+      nodes: state.maxNodes === MAX_NODES ? '' : state.maxNodes || 'all',
+      fn: state.sandwich,
+      tq: state.table.term, sort: state.table.key, asc: state.table.desc ? '' : '1',
+      page: state.table.page ? state.table.page + 1 : '',
+    });
+  }
+
+  // The filters of the flame graph, the table and the sandwich, as query
+  // parameters of the API.
+  function filterParams(metric) {
+    const p = new URLSearchParams({ metric, priv: state.priv });
+    if (state.hart !== 'all') p.set('hart', state.hart);
+    if (state.pid !== null) p.set('pid', state.pid);
+    if (state.from !== '') p.set('from', state.from);
+    if (state.to !== '') p.set('to', state.to);
+    return p;
+  }
+
+  let keys = null;
   function makeChart(container, details) {
-    tip = flamegraph.tooltip.defaultFlamegraphTooltip().html(tooltipHTML);
+    tip = screenTooltip(tooltipHTML);
+    keys = keyboardFrames(container, {
+      label: (d) => `${d.data.name}: ${num(d.data.value)} ${state.metric} (${percent(d.data.value, rootValue)})`,
+      inverted: () => state.layout === 'icicle',
+      zoom: (d) => chart.zoomTo(d),
+      reset: () => chart.resetZoom(),
+      onFocus: (d, g) => tip.show({ rect: g.getBoundingClientRect() }, d),
+      onBlur: () => tip.hide(),
+    });
     return flamegraph.default()
       .width(container.clientWidth || 900)
       .cellHeight(18)
       .transitionDuration(250)
       .minFrameSize(1)
-      .sort(true)
+      .sort(ORDERS[state.order])
+      .inverted(state.layout === 'icicle')
+      .onClick((d) => {
+        state.zoom = d.parent ? pathKey(d).split('\u001f').join(';') : '';
+        saveState();
+        keys.refresh();
+      })
       .title('')
       .tooltip(tip)
       .setDetailsElement(details)
@@ -238,9 +315,8 @@ export function renderJob(main, id) {
 
   async function fetchGraphs() {
     const q = (metric) => {
-      const p = new URLSearchParams({ metric, priv: state.priv, max_nodes: 4000 });
-      if (state.hart !== 'all') p.set('hart', state.hart);
-      if (state.pid !== null) p.set('pid', state.pid);
+      const p = filterParams(metric);
+      p.set('max_nodes', state.maxNodes);
       return `/api/v1/jobs/${id}/flamegraph?${p}`;
     };
     const shown = await getJSON(q(state.metric));
@@ -262,8 +338,14 @@ export function renderJob(main, id) {
     stats = indexPaths(insns);
     rootValue = shown.value;
     if (shown.merged) {
-      flameNote.append(message(`${num(shown.merged)} small contexts are merged into their ` +
-        'callers (shown as their self weight).', 'info'));
+      const all = el('button', { type: 'button', id: 'show-all-nodes', onclick: () => {
+        state.maxNodes = 0;
+        saveState();
+        drawFlame(container, details, flameNote);
+      } }, `Show all ${num(shown.nodes + shown.merged)} nodes`);
+      flameNote.append(el('p', { class: 'msg info', id: 'hidden-nodes', role: 'status' },
+        `${num(shown.nodes)} of ${num(shown.nodes + shown.merged)} contexts drawn: the ${num(shown.merged)} ` +
+        'smallest are merged into their callers (their weight shows as the callers\' self). ', all));
     }
     if (!chart) {
       chart = makeChart(container, details);
@@ -272,19 +354,45 @@ export function renderJob(main, id) {
       chart.update(shown);
     }
     if (state.term) chart.search(state.term);
+    restoreZoom();
+    keys.refresh();
+    container.dataset.nodes = String(shown.nodes);
   }
 
+  // The zoom of the URL (names from the root, ";"-separated), when the
+  // graph has that context.
+  function restoreZoom() {
+    if (!state.zoom) return;
+    let n = d3.select(document.getElementById('flame')).datum();
+    for (const name of state.zoom.split(';')) {
+      n = n && (n.children || []).find((c) => c.data.name === name);
+    }
+    if (n) chart.zoomTo(n);
+  }
+
+  let tableSeq = 0;
   async function drawTable(box) {
     let top;
+    const seq = ++tableSeq;
     try {
-      top = await getJSON(`/api/v1/jobs/${id}/top?metric=${state.metric}&limit=300`);
+      const p = filterParams(state.metric);
+      p.set('limit', 10000000);
+      top = await getJSON(`/api/v1/jobs/${id}/top?${p}`);
     } catch (e) {
-      box.replaceChildren(message(e.message));
+      if (seq === tableSeq) box.replaceChildren(message(e.message));
       return;
     }
-    const rows = top.functions.map((f) => ({ ...f, ipc: f.total_cycles ? f.total_instructions / f.total_cycles : 0 }));
-    const metricKey = state.metric === 'calls' ? 'calls' : 'self_' + state.metric;
+    if (gone || seq !== tableSeq) return;
     const cycles = !!(job.summary && job.summary.cycles);
+    // shares of the metric shown (instructions when it is calls: a call
+    // count has no total)
+    const pm = state.metric === 'cycles' ? 'cycles' : 'instructions';
+    const base = top.functions.reduce((a, f) => a + f['self_' + pm], 0);
+    const rows = top.functions.map((f) => ({
+      ...f, ipc: f.total_cycles ? f.total_instructions / f.total_cycles : 0,
+      self_pct: base ? (100 * f['self_' + pm]) / base : 0, total_pct: base ? (100 * f['total_' + pm]) / base : 0,
+    }));
+    const pct = (v) => v.toFixed(2) + '%';
     const cols = [
       { key: 'name', label: 'function', render: (f) => el('button', {
         type: 'button', class: 'link', title: 'search the flame graph for it',
@@ -294,17 +402,57 @@ export function renderJob(main, id) {
       { key: 'calls', label: 'calls', num: true },
       { key: 'self_instructions', label: 'self instr.', num: true },
       { key: 'total_instructions', label: 'total instr.', num: true },
+      { key: 'self_pct', label: `self % (${pm === 'cycles' ? 'cycles' : 'instr.'})`, num: true, render: (f) => pct(f.self_pct) },
+      { key: 'total_pct', label: `total % (${pm === 'cycles' ? 'cycles' : 'instr.'})`, num: true, render: (f) => pct(f.total_pct) },
       cycles && { key: 'self_cycles', label: 'self cycles', num: true },
       cycles && { key: 'total_cycles', label: 'total cycles', num: true },
       cycles && { key: 'ipc', label: 'IPC', num: true, render: (f) => ipc(f.total_instructions, f.total_cycles) },
       { key: 'file', label: 'source', render: (f) => (f.file ? `${f.file.split('/').pop()}${f.line ? ':' + f.line : ''}` : '') },
+      { key: 'sandwich', label: 'callers / callees', render: (f) => el('button', {
+        type: 'button', class: 'link sandwich-open', 'data-fn': f.name,
+        title: `who calls ${f.name}, and what it calls`,
+        onclick: () => openSandwich(f.name),
+      }, 'sandwich') },
     ].filter(Boolean);
-    const caption = `Top functions by ${state.metric} (${num(top.count)} in all; ` +
+    if (!cols.some((c) => c.key === state.table.key)) state.table.key = state.metric === 'calls' ? 'calls' : 'self_' + state.metric;
+    const caption = `Functions by ${state.metric}${filterText()} (${num(top.count)} in all; ` +
       'recursion counted once in totals)';
-    box.replaceChildren(...sortableTable(cols, rows, metricKey, caption, TABLE_ROWS).filter(Boolean));
+    box.replaceChildren(el('h2', {}, 'Functions'),
+      ...pagedTable(cols, rows, state.table, caption, saveState));
+  }
+
+  // The filters in words, for captions.
+  function filterText() {
+    const parts = [];
+    if (state.pid !== null) parts.push(state.procLabel || `pid ${state.pid}`);
+    if (state.hart !== 'all') parts.push(`hart ${state.hart}`);
+    if (state.priv !== 'all') parts.push(`${state.priv} frames`);
+    if (state.from !== '' || state.to !== '') parts.push(`window [${num(state.from || 0)}, ${state.to === '' ? 'end' : num(state.to)})`);
+    return parts.length ? ', ' + parts.join(', ') : '';
+  }
+
+  let sandwichBox = null;
+  function openSandwich(fn) {
+    state.sandwich = fn;
+    saveState();
+    showSandwich();
+  }
+  function showSandwich() {
+    if (!sandwichBox) return;
+    sandwichBox.hidden = !state.sandwich;
+    if (!state.sandwich) return;
+    const p = filterParams(state.metric);
+    p.set('max_nodes', 0); // exact: every context
+    drawSandwich(sandwichBox, `/api/v1/jobs/${id}/flamegraph?${p}`, state.sandwich, state.metric, () => {
+      state.sandwich = '';
+      saveState();
+      showSandwich();
+    });
+    sandwichBox.scrollIntoView({ block: 'nearest' });
   }
 
   let setSearch = () => {};
+  let relabelProcess = () => {};
   let exports = null; // the Exports card, rebuilt when its options change
 
   // Export options kept across redraws (clock rate, Perfetto's minimum).
@@ -398,7 +546,10 @@ export function renderJob(main, id) {
     const [hLabel, hSel] = select('hart', 'Hart', hartOpts, state.hart);
     if (harts <= 1) hSel.disabled = true;
     const search = el('input', { id: 'search', type: 'search', placeholder: 'function name',
-      'aria-label': 'search functions (substring)' });
+      'aria-label': 'search functions (substring)', value: state.term });
+    const [lLabel, lSel] = select('layout', 'Layout', [['flame', 'flame (root at the bottom)'],
+      ['icicle', 'icicle (root on top)']], state.layout);
+    const [oLabel, oSel] = select('order', 'Order', [['weight', 'heaviest first'], ['name', 'by name']], state.order);
     const reset = el('button', { type: 'button', id: 'reset-zoom' }, 'Reset zoom');
     const clear = el('button', { type: 'button', id: 'clear-search' }, 'Clear search');
     const details = el('div', { id: 'details', class: 'details', 'aria-live': 'polite' }, '\u00a0');
@@ -407,32 +558,63 @@ export function renderJob(main, id) {
     const tableBox = el('section', { id: 'top', class: 'card' });
     const procBox = el('section', { id: 'processes', class: 'card', hidden: true });
     const chip = el('div', { id: 'proc-filter', hidden: true, 'aria-live': 'polite' });
+    const winChip = el('div', { id: 'window-filter', hidden: true, 'aria-live': 'polite' });
+    sandwichBox = el('section', { id: 'sandwich', class: 'card', hidden: true });
 
     setSearch = (term) => {
       state.term = term;
       search.value = term;
+      saveState();
       if (!chart) return;
       if (term) chart.search(term);
       else chart.clear();
     };
     // Picking a process (or clearing the chip) refetches the flame graph;
     // the tree redraws to mark the pressed button.
+    // A filter changed: the flame graph, the table and the sandwich follow;
+    // the zoom path may not exist in the new graph (kept if it does).
+    const refilter = () => {
+      state.table.page = 0;
+      saveState();
+      drawFlame(container, details, flameNote);
+      drawTable(tableBox);
+      showSandwich();
+    };
     const setProcess = (p) => {
       state.pid = p ? p.pid : null;
       state.procLabel = p ? (p.pid >= 0 ? processLabel(p) : 'tasks whose pid is unknown') : '';
       drawChip(chip, () => setProcess(null));
       drawProcesses(procBox, setProcess);
-      drawFlame(container, details, flameNote);
+      refilter();
     };
+    relabelProcess = () => drawChip(chip, () => setProcess(null));
+    const clearWindow = () => {
+      state.from = '';
+      state.to = '';
+      drawWindowChip(winChip, clearWindow);
+      refilter();
+    };
+    drawWindowChip(winChip, clearWindow);
     const redraw = () => {
-      drawFlame(container, details, flameNote);
-      drawTable(tableBox);
+      refilter();
       drawProcesses(procBox, setProcess);
       exports.replaceWith(exports = exportsBox());
     };
     mSel.addEventListener('change', () => { state.metric = mSel.value; redraw(); });
-    pSel.addEventListener('change', () => { state.priv = pSel.value; drawFlame(container, details, flameNote); });
-    hSel.addEventListener('change', () => { state.hart = hSel.value; drawFlame(container, details, flameNote); });
+    pSel.addEventListener('change', () => { state.priv = pSel.value; refilter(); });
+    hSel.addEventListener('change', () => { state.hart = hSel.value; refilter(); });
+    lSel.addEventListener('change', () => {
+      state.layout = lSel.value;
+      saveState();
+      if (chart) chart.inverted(state.layout === 'icicle').update();
+      if (keys) keys.refresh();
+    });
+    oSel.addEventListener('change', () => {
+      state.order = oSel.value;
+      saveState();
+      if (chart) chart.sort(ORDERS[state.order]).update();
+      if (keys) keys.refresh();
+    });
     search.addEventListener('input', () => setSearch(search.value.trim()));
     reset.addEventListener('click', () => chart && chart.resetZoom());
     clear.addEventListener('click', () => setSearch(''));
@@ -444,12 +626,30 @@ export function renderJob(main, id) {
       el('section', { class: 'card flame-card' },
         el('h2', {}, 'Flame graph'),
         el('div', { class: 'controls' }, mLabel, mSel, pLabel, pSel, hLabel, hSel, search, clear, reset),
-        chip, legend(), flameNote, details, container,
-        el('p', { class: 'muted' }, 'Click a frame to zoom into it; hover for exact counts.')),
-      tableBox, exports);
+        el('div', { class: 'controls' }, lLabel, lSel, oLabel, oSel),
+        chip, winChip, legend(), flameNote, details, container,
+        el('p', { class: 'muted' }, 'Click a frame to zoom into it; hover for exact counts. Keyboard: Tab to ' +
+          'the graph, arrows move to the caller, the heaviest callee or a sibling, Enter zooms, Escape resets.')),
+      sandwichBox, tableBox, exports);
     drawFlame(container, details, flameNote);
     drawTable(tableBox);
+    showSandwich();
     loadProcesses(procBox, setProcess);
+  }
+
+  // The chip that says which window of the run is shown, and clears it.
+  function drawWindowChip(chip, onClear) {
+    const on = state.from !== '' || state.to !== '';
+    chip.hidden = !on;
+    chip.replaceChildren();
+    if (!on) return;
+    chip.append(el('span', { class: 'chip', id: 'win-chip' },
+      `window: [${num(state.from || 0)}, ${state.to === '' ? 'end' : num(state.to)}) ${axisName()} `,
+      el('button', { type: 'button', class: 'chip-clear', 'aria-label': 'show the whole run', title: 'show the whole run',
+        onclick: onClear }, '×')));
+  }
+  function axisName() {
+    return job && job.summary && job.summary.cycles ? 'cycles' : 'instructions';
   }
 
   // A job without processes (or an older server) keeps the card hidden.
@@ -459,6 +659,12 @@ export function renderJob(main, id) {
       processes = Array.isArray(r.processes) ? r.processes : [];
     } catch (_) {
       processes = [];
+    }
+    // a pid from the URL gets its name once the processes are known
+    const p = state.pid !== null && processes.find((x) => x.pid === state.pid);
+    if (p && !gone) {
+      state.procLabel = p.pid >= 0 ? processLabel(p) : 'tasks whose pid is unknown';
+      relabelProcess();
     }
     if (!gone) drawProcesses(box, onPick);
   }

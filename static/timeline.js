@@ -57,6 +57,20 @@ function describe(lane, d, doc) {
   return `${lane.label}: ${d.state}${where} ${span}${merged}`;
 }
 
+// Tick labels with k/M/G and as many digits as the tick step needs, so
+// that neighbouring ticks never read the same (no "0M", "1M", "1M").
+export function axisFormat(scale, count) {
+  const ticks = scale.ticks(count);
+  const step = ticks.length > 1 ? ticks[1] - ticks[0] : 1;
+  const big = Math.max(...ticks.map(Math.abs), 1);
+  const digits = Math.max(1, Math.ceil(Math.log10(big / step) + 1e-9) + 1);
+  return d3.format(`.${Math.min(15, digits)}~s`);
+}
+
+function axisOf(scale) {
+  return d3.axisTop(scale).ticks(8).tickFormat(axisFormat(scale, 8));
+}
+
 function drawFlame(box, url, title) {
   box.replaceChildren(el('h3', {}, title), el('div', { id: 'timeline-flame' }));
   getJSON(url).then((data) => {
@@ -73,11 +87,15 @@ function drawFlame(box, url, title) {
 export function renderTimeline(main, id) {
   const status = el('p', { class: 'muted', id: 'timeline-status' }, 'Loading the timeline…');
   const chartBox = el('div', { id: 'timeline', class: 'timeline' });
+  // the axis above the lanes, sticky: in view while 160 goroutine lanes scroll
+  const axisBox = el('div', { id: 'timeline-axis', class: 'timeline-axis' });
+  const windowLink = el('a', { id: 'timeline-window', class: 'button', href: `#/jobs/${id}` },
+    'Flame graph and table of the visible window');
   const detail = el('p', { id: 'timeline-detail', class: 'mono' }, 'Hover an interval for details; click a hart interval for its flame graph.');
   const flameBox = el('div', { id: 'timeline-flame-box' });
   main.append(
     el('p', {}, el('a', { href: `#/jobs/${id}` }, `← job ${id}`)),
-    el('h2', {}, `Job ${id}: timeline`), status, chartBox, detail, flameBox);
+    el('h2', {}, `Job ${id}: timeline`), status, el('p', {}, windowLink), axisBox, chartBox, detail, flameBox);
   let doc = null;
   let x = null;
   let x0 = null;
@@ -90,12 +108,20 @@ export function renderTimeline(main, id) {
   function render() {
     const lanes = lanesOf(doc);
     const w = width();
-    const h = lanes.length * LANE + 24;
+    const h = lanes.length * LANE + 4;
     chartBox.replaceChildren();
+    axisBox.replaceChildren();
+    const axisSvg = d3.select(axisBox).append('svg').attr('width', w).attr('height', 34);
+    axisSvg.append('text').attr('class', 'axis-unit').attr('x', 4).attr('y', 28).text(doc.axis);
+    const axisG = axisSvg.append('g').attr('class', 'axis').attr('transform', 'translate(0,30)');
+    const drawAxis = () => {
+      axisG.call(axisOf(x));
+      const [a, b] = x.domain();
+      windowLink.href = `#/jobs/${id}?from=${Math.max(0, Math.floor(a))}&to=${Math.ceil(b)}`;
+    };
+    drawAxis();
     const svg = d3.select(chartBox).append('svg').attr('width', w).attr('height', h)
       .attr('role', 'img').attr('aria-label', `timeline of job ${id}`);
-    svg.append('g').attr('class', 'axis').attr('transform', `translate(0,${lanes.length * LANE + 2})`)
-      .call(d3.axisBottom(x).ticks(8, '~s'));
     lanes.forEach((lane, i) => {
       const g = svg.append('g').attr('class', `lane lane-${lane.kind}`).attr('transform', `translate(0,${i * LANE})`);
       g.append('text').attr('x', 4).attr('y', LANE - 5).attr('class', 'lane-label').text(lane.label.slice(0, 22));
@@ -122,7 +148,7 @@ export function renderTimeline(main, id) {
         svg.selectAll('rect.iv')
           .attr('x', (d) => Math.max(LABEL, x(d.s)))
           .attr('width', (d) => Math.max(1, x(d.e) - Math.max(LABEL, x(d.s))));
-        svg.select('g.axis').call(d3.axisBottom(x).ticks(8, '~s'));
+        drawAxis();
         if (restoring) return;
         clearTimeout(timer);
         timer = setTimeout(() => load(x.domain()[0], x.domain()[1], false), 300);

@@ -62,68 +62,18 @@ export function message(text, kind = 'error') {
   return el('p', { class: 'msg ' + kind, role: kind === 'error' ? 'alert' : 'status' }, text);
 }
 
-// A table whose columns sort on a click on their header (numbers
-// descending first, text ascending first). columns: [{key, label, num,
-// render(row)}]; rows: plain objects. With limit, the first limit rows of
-// the sorted order are shown and a button shows the rest. Returns the table
-// and that button (or null).
-export function sortableTable(columns, rows, initialKey, caption, limit = 0) {
-  let key = initialKey;
-  let desc = true;
-  let all = !limit || rows.length <= limit;
-  const more = all ? null : el('button', {
-    type: 'button',
-    class: 'show-all',
-    onclick: () => {
-      all = true;
-      more.remove();
-      draw();
-    },
-  }, `Show all ${rows.length} rows`);
-  const table = el('table', { class: 'data sortable' });
-  if (caption) table.append(el('caption', {}, caption));
-  const thead = el('thead');
-  const tbody = el('tbody');
-  table.append(thead, tbody);
+// The query of the URL's hash (#/jobs/3?metric=cycles&...): the viewer's
+// routes live in the hash, so their state does too.
+export function hashParams() {
+  const i = location.hash.indexOf('?');
+  return new URLSearchParams(i < 0 ? '' : location.hash.slice(i + 1));
+}
 
-  function cmp(a, b) {
-    const col = columns.find((c) => c.key === key);
-    const x = a[key];
-    const y = b[key];
-    let r;
-    if (col.num) r = (Number(x) || 0) - (Number(y) || 0);
-    else r = String(x ?? '').localeCompare(String(y ?? ''));
-    return desc ? -r : r;
-  }
-
-  function draw() {
-    const tr = el('tr');
-    for (const c of columns) {
-      const sorted = c.key === key;
-      const th = el('th', {
-        scope: 'col',
-        class: (c.num ? 'num ' : '') + (sorted ? 'sorted' : ''),
-        'aria-sort': sorted ? (desc ? 'descending' : 'ascending') : 'none',
-      }, el('button', {
-        type: 'button',
-        'data-key': c.key,
-        onclick: () => {
-          if (key === c.key) desc = !desc;
-          else {
-            key = c.key;
-            desc = !!c.num;
-          }
-          draw();
-        },
-      }, c.label, sorted ? (desc ? ' ▼' : ' ▲') : ''));
-      tr.append(th);
-    }
-    thead.replaceChildren(tr);
-    const sorted = [...rows].sort(cmp).slice(0, all ? rows.length : limit);
-    tbody.replaceChildren(...sorted.map((row) => el('tr', {},
-      columns.map((c) => el('td', { class: c.num ? 'num' : '' },
-        c.render ? c.render(row) : (c.num ? num(row[c.key]) : row[c.key]))))));
-  }
-  draw();
-  return [table, more];
+// Writes base?k=v... (empty values left out) as the URL's hash without a
+// history entry or a hashchange: the page is already showing it.
+export function setHashParams(base, values) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(values)) if (v !== '' && v !== null && v !== undefined) q.set(k, v);
+  const s = q.toString();
+  history.replaceState(null, '', base + (s ? '?' + s : ''));
 }

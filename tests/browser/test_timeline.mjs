@@ -133,6 +133,48 @@ async function main() {
       await page.waitForSelector('#timeline rect.iv');
       return `window [${from}, ${to})`;
     });
+    await R.run('the axis: readable units, distinct ticks, sticky above the lanes', async () => {
+      await sleep(800);
+      const ticks = await page.locator('#timeline-axis .tick text').allTextContents();
+      const si = { '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12 };
+      const vals = ticks.map((t) => {
+        const m = t.match(/^(\d+(?:\.\d+)?)([kMGT]?)$/);
+        check(m, `tick "${t}" is not a number with k/M/G`);
+        return Number(m[1]) * si[m[2]];
+      });
+      const data = await page.locator('#timeline-axis .tick').evaluateAll((gs) => gs.map((g) => d3.select(g).datum()));
+      check(ticks.length > 2 && new Set(ticks).size === ticks.length, `ticks ${ticks}`);
+      vals.forEach((v, i) => check(Math.abs(v - data[i]) <= Math.abs(data[i]) * 1e-3 + 1e-9,
+        `tick "${ticks[i]}" reads ${v}, is ${data[i]}`));
+      const unit = await page.locator('#timeline-axis .axis-unit').textContent();
+      const doc = await api(srv.url, 'GET', `/api/v1/jobs/${job.id}/timeline?min_duration=1000000000000`);
+      check(unit === doc.axis, `unit "${unit}", API axis ${doc.axis}`);
+      const pos = await page.locator('#timeline-axis').evaluate((e) => getComputedStyle(e).position);
+      check(pos === 'sticky', `axis position ${pos}`);
+      return `${ticks.join(' ')} ${unit}`;
+    });
+    await R.run('the visible window opens the job page: flame graph and table of exactly it', async () => {
+      const href = await page.locator('#timeline-window').getAttribute('href');
+      const q = new URLSearchParams(href.slice(href.indexOf('?') + 1));
+      const from = Number(q.get('from')); const to = Number(q.get('to'));
+      check(to > from, `link ${href}`);
+      await page.click('#timeline-window');
+      await page.waitForFunction(() => document.querySelector('#top caption')?.textContent.includes('window'),
+        null, { timeout: 60000 });
+      await page.waitForSelector('#flame svg g.frame', { timeout: 60000 });
+      await sleep(500);
+      const doc = await api(srv.url, 'GET', `/api/v1/jobs/${job.id}/flamegraph?from=${from}&to=${to}`);
+      const root = await page.locator('#flame g.frame[name="all"]').evaluate((g) => d3.select(g).datum().data.value);
+      check(root === doc.value && root > 0, `page root ${root}, API ${doc.value}`);
+      const top = await api(srv.url, 'GET', `/api/v1/jobs/${job.id}/top?from=${from}&to=${to}&limit=10000000`);
+      const sum = top.functions.reduce((a, f) => a + f.self_instructions, 0);
+      check(sum === doc.value, `window table sums to ${sum}, flame graph ${doc.value}`);
+      const info = await page.locator('#page-info').innerText();
+      check(info.includes(`of ${top.count.toLocaleString('en-US')}`), `pager ${info}, API ${top.count} rows`);
+      await page.screenshot({ path: screenshotPath('timeline-window-job.png') });
+      await page.goBack();
+      return `[${from}, ${to}): ${root} instructions, ${top.count} functions`;
+    });
     await goCase(page, srv);
     await checkClean(R, br, errors);
   } finally {
