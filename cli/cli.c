@@ -65,6 +65,8 @@ static void usage(FILE *f)
 	      "                        kernel's own functions (auto), or by address space\n"
 	      "                        (satp writes in the trace)\n"
 	      "  --hart N              hart of a single-hart trace file (default 0)\n"
+	      "  --lz4                 convert --to tracerv-bin: write LZ4 frames that\n"
+	      "                        readers decompress in parallel\n"
 	      "  --per-hart            convert: one file per hart, OUT-C0, OUT-C1 ... (as\n"
 	      "                        FireSim names them); without cycles in TRACE, a\n"
 	      "                        record's index in the whole trace is its cycle\n"
@@ -72,6 +74,8 @@ static void usage(FILE *f)
 	      "  --tracerv-words N     TracerV binary: 64-bit words per record\n"
 	      "  --tracerv-valid-bit N TracerV binary: valid bit, 40 or 63\n"
 	      "  --max-insns N         stop after N instructions\n"
+	      "  --lz4-threads N       LZ4 input: decompress on N threads (frames that\n"
+	      "                        declare their size, as oobprof convert writes)\n"
 	      "  --max-depth N         keep at most N frames per stack (default 1048576;\n"
 	      "                        deeper pushes are dropped, counted as repairs_depth)\n"
 	      "  --window FROM:TO      fold, top, timeline: only [FROM, TO) of the trace's time\n"
@@ -158,6 +162,8 @@ enum {
 	OPT_GOCLOCK,
 	OPT_TASKS,
 	OPT_PER_HART,
+	OPT_LZ4_THREADS,
+	OPT_LZ4,
 };
 
 static const struct option long_opts[] = {
@@ -174,6 +180,8 @@ static const struct option long_opts[] = {
     {"tracerv-words", required_argument, NULL, OPT_TV_WORDS},
     {"tracerv-valid-bit", required_argument, NULL, OPT_TV_VALID},
     {"max-insns", required_argument, NULL, OPT_MAX},
+    {"lz4-threads", required_argument, NULL, OPT_LZ4_THREADS},
+    {"lz4", no_argument, NULL, OPT_LZ4},
     {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
     {"to", required_argument, NULL, OPT_TO},
     {"log-level", required_argument, NULL, OPT_LOG},
@@ -295,6 +303,11 @@ static int parse_opt(struct cli *c, int opt, char *val)
 		return parse_number_opt("--tracerv-words", val, 64, &t->tracerv.words);
 	case OPT_TV_VALID:
 		return parse_number_opt("--tracerv-valid-bit", val, 63, &t->tracerv.valid_bit);
+	case OPT_LZ4:
+		c->lz4 = 1;
+		return 0;
+	case OPT_LZ4_THREADS:
+		return parse_number_opt("--lz4-threads", val, 64, &t->in.threads);
 	case OPT_MAX:
 		return parse_u64(val, &c->ro.max_insns) < 0 ? cli_bad_value("--max-insns", val) : 0;
 	case OPT_MAX_DEPTH:

@@ -36,6 +36,11 @@ struct in_opts {
 	 * drops a cut last record and counts it (in_cut_tail) instead of
 	 * failing. A complete file's last record must be whole. */
 	int tail_may_be_cut;
+	/* LZ4 input: decompress on this many threads (lz4par.h) when > 1, the
+	 * stream is complete (no more, no cut tail) and its frames declare
+	 * their sizes (as our writers' do); else, and by default, in the
+	 * caller's thread. The result is the same bytes either way. */
+	unsigned threads;
 };
 
 struct in_stream;
