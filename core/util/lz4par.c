@@ -343,15 +343,18 @@ static void *worker_main(void *arg)
 		d = NULL;
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		/* jobs before the consumer's are consumed: never a worker's */
-		if (p->next_work < p->c)
-			p->next_work = p->c;
-		while (!p->stop &&
-		       (p->next_work == p->w || p->jobs[p->next_work % p->nj].kind != JOB_FRAME)) {
-			if (p->next_work < p->w)
-				p->next_work++; /* not a worker's job */
-			else
+		while (!p->stop) {
+			/* jobs before the consumer's are consumed (RAW ones go
+			 * by without workers) and their slots may hold newer
+			 * jobs: skip them, after every wait too */
+			if (p->next_work < p->c)
+				p->next_work = p->c;
+			if (p->next_work == p->w)
 				pthread_cond_wait(&p->cv_work, &p->mu);
+			else if (p->jobs[p->next_work % p->nj].kind == JOB_FRAME)
+				break;
+			else
+				p->next_work++; /* not a worker's job */
 		}
 		if (p->stop)
 			break;
@@ -484,7 +487,8 @@ struct lz4par *lz4par_new(unsigned threads, lz4par_read_fn rd, void *ctx, const 
 	p->rd_ctx = ctx;
 	p->rcap = nfirst + CHUNK;
 	p->rbuf = oob_xmalloc(p->rcap);
-	memcpy(p->rbuf, first, nfirst);
+	if (nfirst)
+		memcpy(p->rbuf, first, nfirst);
 	p->rlen = nfirst;
 	p->sbuf = oob_xmalloc(CHUNK);
 	p->workers = oob_xcalloc(threads, sizeof(*p->workers));
