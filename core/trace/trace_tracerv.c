@@ -13,9 +13,6 @@
 #include "trace/trace_impl.h"
 
 enum { GUESS_BYTES = 8192 };
-/* Input read in place from a mapped file comes cold from memory, and the
- * hardware prefetcher stops at page ends: ask for the bytes a few pages on. */
-enum { PREFETCH_AHEAD = 8192 };
 
 struct tv_st {
 	unsigned words, slots, vbit;
@@ -185,7 +182,6 @@ static uint32_t decode_w1(const uint8_t *p, size_t nrec, uint64_t *pc, uint64_t 
 	uint32_t n = 0;
 	for (size_t i = 0; i < nrec; i++, p += 16) {
 		uint64_t c = load64(p), x = load64(p + 8);
-		__builtin_prefetch(p + PREFETCH_AHEAD);
 		pc[n] = sext40(x);
 		cyc[n] = c;
 		n += (uint32_t)(x >> vbit & 1);

@@ -9,8 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/lz4par.h"
@@ -20,13 +18,8 @@
  * is moved rarely and every read() asks for at least 3 MiB: measured, big
  * reads beat small cache-sized ones here. */
 enum { BUF_CAP = 4 * IN_WINDOW, ZBUF_CAP = IN_WINDOW };
-/* A mapped file gives back the pages it has consumed every DROP_STEP bytes,
- * so that its resident size stays bounded however long the file. */
-enum { DROP_STEP = 16u << 20 };
 
-/* SRC_MAP: a regular file mapped whole; plain data is peeked in place (no
- * copy), LZ4 data is decompressed straight from the mapping. */
-enum in_src { SRC_FD, SRC_MEM, SRC_SUB, SRC_MAP };
+enum in_src { SRC_FD, SRC_MEM, SRC_SUB };
 
 struct in_stream {
 	enum in_src src;
@@ -34,14 +27,11 @@ struct in_stream {
 	const uint8_t *mem;
 	size_t mem_len, mem_pos;
 	struct in_stream *under;
-	uint8_t *map; /* SRC_MAP: the mapping, map_len bytes */
-	size_t map_len, dropped;
 	char *name;
 	struct in_opts o;
 	uint8_t *buf; /* decompressed window: unconsumed bytes are [pos, len) */
 	size_t pos, len, cap;
-	int buf_is_map; /* buf is the mapping itself (plain SRC_MAP) */
-	uint64_t base;	/* stream offset of buf[0] */
+	uint64_t base; /* stream offset of buf[0] */
 	/* raw bytes read: written by lz4par's reader thread in parallel mode,
 	 * read for progress by the caller's */
 	_Atomic uint64_t raw;
@@ -55,7 +45,6 @@ struct in_stream {
 	int lz4;
 	LZ4F_dctx *dctx;
 	uint8_t *zbuf;
-	const uint8_t *zsrc; /* zbuf, or the mapping */
 	size_t zpos, zlen;
 	size_t hint;	     /* last LZ4F_decompress result: 0 = between frames */
 	struct lz4par *par;  /* parallel decompression, else NULL */
@@ -64,7 +53,6 @@ struct in_stream {
 	uint64_t zoff;
 };
 
-static void drop_to(struct in_stream *s, size_t off);
 static int fail(struct in_stream *s, struct oob_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
@@ -109,7 +97,7 @@ static long raw_read(struct in_stream *s, uint8_t *dst, size_t n, struct oob_err
 	long k = 0;
 	if (s->src == SRC_FD) {
 		k = read_fd(s, dst, n, err);
-	} else if (s->src == SRC_MEM || s->src == SRC_MAP) {
+	} else if (s->src == SRC_MEM) {
 		k = (long)(s->mem_len - s->mem_pos < n ? s->mem_len - s->mem_pos : n);
 		memcpy(dst, s->mem + s->mem_pos, (size_t)k);
 		s->mem_pos += (size_t)k;
@@ -127,48 +115,30 @@ static long raw_read(struct in_stream *s, uint8_t *dst, size_t n, struct oob_err
 	return k;
 }
 
-/* The compressed input ended: cleanly between frames, or inside one. */
-static int lz4_end(struct in_stream *s, struct oob_err *err)
-{
-	if (s->hint && in_drop_cut_tail(s)) {
-		s->eof = 1; /* what decompressed so far is the stream */
-		return 0;
-	}
-	if (s->hint)
-		return fail(s, err, -EINVAL,
-			    "%s: truncated LZ4 frame at compressed byte %" PRIu64
-			    " (decompressed byte %" PRIu64 ")",
-			    s->name, s->zoff, s->base + s->len);
-	s->eof = 1;
-	return 0;
-}
-
 static int lz4_step(struct in_stream *s, size_t space, struct oob_err *err)
 {
-	if (s->zpos == s->zlen && s->src == SRC_MAP) {
-		/* decompress from the mapping in place: no copy */
-		size_t k = s->mem_len - s->mem_pos < ZBUF_CAP ? s->mem_len - s->mem_pos : ZBUF_CAP;
-		drop_to(s, s->mem_pos);
-		s->zsrc = s->mem + s->mem_pos;
-		s->mem_pos += k;
-		s->raw += k;
-		s->zpos = 0;
-		s->zlen = k;
-		if (k == 0)
-			return lz4_end(s, err);
-	}
 	if (s->zpos == s->zlen) {
 		long k = raw_read(s, s->zbuf, ZBUF_CAP, err);
 		if (k < 0)
 			return (int)k;
-		if (k == 0)
-			return lz4_end(s, err);
-		s->zsrc = s->zbuf;
+		if (k == 0) {
+			if (s->hint && in_drop_cut_tail(s)) {
+				s->eof = 1; /* what decompressed so far is the stream */
+				return 0;
+			}
+			if (s->hint)
+				return fail(s, err, -EINVAL,
+					    "%s: truncated LZ4 frame at compressed byte %" PRIu64
+					    " (decompressed byte %" PRIu64 ")",
+					    s->name, s->zoff, s->base + s->len);
+			s->eof = 1;
+			return 0;
+		}
 		s->zpos = 0;
 		s->zlen = (size_t)k;
 	}
 	size_t dsz = space, ssz = s->zlen - s->zpos;
-	size_t r = LZ4F_decompress(s->dctx, s->buf + s->len, &dsz, s->zsrc + s->zpos, &ssz, NULL);
+	size_t r = LZ4F_decompress(s->dctx, s->buf + s->len, &dsz, s->zbuf + s->zpos, &ssz, NULL);
 	if (LZ4F_isError(r))
 		return fail(s, err, -EINVAL,
 			    "%s: corrupt LZ4 data near compressed byte %" PRIu64
@@ -190,12 +160,10 @@ static long par_read(void *ctx, uint8_t *dst, size_t n, struct oob_err *err)
 {
 	struct in_stream *s = ctx;
 	long k;
-	if (s->src == SRC_MEM || s->src == SRC_MAP) {
+	if (s->src == SRC_MEM) {
 		k = (long)(s->mem_len - s->mem_pos < n ? s->mem_len - s->mem_pos : n);
 		memcpy(dst, s->mem + s->mem_pos, (size_t)k);
 		s->mem_pos += (size_t)k;
-		if (s->src == SRC_MAP)
-			drop_to(s, s->mem_pos);
 	} else if (s->src == SRC_SUB) {
 		const uint8_t *p = NULL;
 		if ((k = in_peek(s->under, &p, n, err)) < 0)
@@ -290,7 +258,7 @@ static int prime(struct in_stream *s, int lz4, struct oob_err *err)
 				  memcmp(s->zbuf, IN_LZ4_MAGIC, IN_LZ4_MAGIC_LEN) == 0);
 	/* a small plain buffer in memory needs no 4 MiB window (fuzzers) */
 	s->cap = BUF_CAP;
-	if (!is_lz4 && (s->src == SRC_MEM || s->src == SRC_MAP) && s->mem_len < BUF_CAP)
+	if (!is_lz4 && s->src == SRC_MEM && s->mem_len < BUF_CAP)
 		s->cap = s->mem_len + 1;
 	s->buf = oob_xmalloc(s->cap + IN_PAD);
 	memset(s->buf + s->cap, 0, IN_PAD);
@@ -303,21 +271,12 @@ static int prime(struct in_stream *s, int lz4, struct oob_err *err)
 		if (LZ4F_isError(LZ4F_createDecompressionContext(&s->dctx, LZ4F_VERSION)))
 			return fail(s, err, -ENOMEM, "%s: cannot create an LZ4 context", s->name);
 		s->lz4 = 1;
-		s->zsrc = s->zbuf;
 		s->zlen = n;
 		s->hint = 1;
 		return 0;
 	}
-	if (s->src == SRC_MAP) {
-		free(s->buf);
-		s->buf = s->map;
-		s->buf_is_map = 1;
-		s->len = s->cap = s->mem_len;
-		s->eof = 1;
-	} else {
-		memcpy(s->buf, s->zbuf, n);
-		s->len = n;
-	}
+	memcpy(s->buf, s->zbuf, n);
+	s->len = n;
 	free(s->zbuf);
 	s->zbuf = NULL;
 	return 0;
@@ -354,53 +313,11 @@ struct in_stream *in_open(const char *path, const struct in_opts *opts, struct o
 	return in_open_fd(fd, path, opts, err);
 }
 
-/* Maps a regular, complete file of at most the cap: the whole file plus
- * IN_PAD readable zero bytes after it (an anonymous reservation under the
- * file's pages), writable in private (in_getline ends lines in place).
- * Returns 0 if the file is not one to map (a pipe, a growing file): the
- * caller reads it. */
-static int try_map(struct in_stream *s)
-{
-	struct stat st;
-	if (s->o.more || fstat(s->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
-	    (uint64_t)st.st_size > SIZE_MAX / 2 ||
-	    (s->o.max_bytes && (uint64_t)st.st_size > s->o.max_bytes))
-		return 0;
-	size_t n = (size_t)st.st_size, total = n + IN_PAD;
-	void *res = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (res == MAP_FAILED)
-		return 0;
-	void *m = mmap(res, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, s->fd, 0);
-	if (m == MAP_FAILED) {
-		munmap(res, total);
-		return 0;
-	}
-	madvise(m, n, MADV_SEQUENTIAL);
-	s->src = SRC_MAP;
-	s->map = m;
-	s->map_len = total;
-	s->mem = m;
-	s->mem_len = n;
-	return 1;
-}
-
-/* Gives back the mapped pages before off (consumed): they are the file's,
- * read again if ever touched, but no longer resident in this process. */
-static void drop_to(struct in_stream *s, size_t off)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), to = off / page * page;
-	if (to <= s->dropped || to - s->dropped < DROP_STEP)
-		return;
-	madvise(s->map + s->dropped, to - s->dropped, MADV_DONTNEED);
-	s->dropped = to;
-}
-
 struct in_stream *in_open_fd(int fd, const char *name, const struct in_opts *opts,
 			     struct oob_err *err)
 {
 	struct in_stream *s = new_stream(SRC_FD, name, opts);
 	s->fd = fd;
-	try_map(s);
 	return finish_open(s, -1, err);
 }
 
@@ -430,10 +347,7 @@ void in_close(struct in_stream *s)
 		close(s->fd);
 	LZ4F_freeDecompressionContext(s->dctx);
 	free(s->zbuf);
-	if (!s->buf_is_map)
-		free(s->buf);
-	if (s->map)
-		munmap(s->map, s->map_len);
+	free(s->buf);
 	free(s->name);
 	free(s);
 }
@@ -454,8 +368,6 @@ void in_consume(struct in_stream *s, size_t n)
 {
 	size_t have = s->len - s->pos;
 	s->pos += n < have ? n : have;
-	if (s->buf_is_map)
-		drop_to(s, s->pos);
 }
 
 long in_getline(struct in_stream *s, const char **line, struct oob_err *err)
@@ -464,8 +376,8 @@ long in_getline(struct in_stream *s, const char **line, struct oob_err *err)
 	for (;;) {
 		uint8_t *start = s->buf + s->pos;
 		size_t have = s->len - s->pos;
-		/* never look further than the longest line: a mapped file's
-		 * window is the whole rest of the file */
+		/* never look further than the longest line, however much
+		 * the buffer holds: too long is too long whatever the reads */
 		size_t lim = have < IN_WINDOW + 1 ? have : IN_WINDOW + 1;
 		uint8_t *nl = lim > scanned ? memchr(start + scanned, '\n', lim - scanned) : NULL;
 		size_t n;
@@ -534,8 +446,6 @@ uint64_t in_line_offset(const struct in_stream *s)
 
 uint64_t in_raw_bytes(const struct in_stream *s)
 {
-	if (s->buf_is_map)
-		return s->base + s->pos; /* nothing is read ahead */
 	return s->raw;
 }
 
