@@ -226,13 +226,13 @@ static void lz4_frames_caps_and_corruption(void)
 	free(data);
 }
 
-/* A mapped file: a last line without '\n' that ends on a page boundary
- * (its terminator goes into the padding), a line longer than the window
- * (an error, as when read), and the same lines as from memory. */
-static void mapped_file_edges(void)
+/* A file of whole pages whose last line has no '\n', and a line longer
+ * than the window that the buffer holds whole with its '\n': refused, as
+ * in.h promises, however the bytes were read. */
+static void getline_page_end_and_overlong(void)
 {
 	char path[512];
-	snprintf(path, sizeof(path), "%s/tests/out/in-map.txt",
+	snprintf(path, sizeof(path), "%s/tests/out/in-pages.txt",
 		 getenv("OOB_BUILDDIR") ? getenv("OOB_BUILDDIR") : ".");
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = 4 * page;
 	char *text = oob_xmalloc(n);
@@ -398,7 +398,7 @@ int main(void)
 	RUN(getline_counts_lines);
 	RUN(getline_edge_cases);
 	RUN(lz4_frames_caps_and_corruption);
-	RUN(mapped_file_edges);
+	RUN(getline_page_end_and_overlong);
 	RUN(open_errors);
 	RUN(follows_a_growing_file);
 	RUN(more_can_cancel);
