@@ -5,7 +5,12 @@
  *
  * Readers never load a whole file: they peek and consume through a window of
  * at least IN_WINDOW bytes. Offsets reported in errors are offsets in the
- * *decompressed* stream, which is what a person can check with `lz4 -d | xxd`.
+ * *decompressed* stream, which is what a person can check with `lz4 -d | xxd`
+ * (LZ4 errors name the compressed offset too).
+ *
+ * With in_opts.threads > 1, LZ4 frames are decompressed ahead on that many
+ * threads (lz4par.h), which read the fd (or the stream under a sub-stream)
+ * until in_close.
  *
  * Not thread-safe; one in_stream per reader.
  */
