@@ -333,6 +333,48 @@ static void *slurp(const char *path, size_t *n)
 	return p;
 }
 
+/* Width-1 records with invalid slots anywhere (pairs, singles, at batch
+ * and buffer ends), valid bit 63 and 40, kernel and user addresses: the
+ * reader keeps exactly the valid slots, sign-extended, with their cycles
+ * (the truth computed here record by record). */
+static void tracerv_w1_invalid_slots(void)
+{
+	enum { NREC = 3 * TRACE_BATCH_MAX + 7 };
+	static const unsigned vbits[2] = {63, 40};
+	for (int v = 0; v < 2; v++) {
+		uint64_t *raw = oob_xmalloc(NREC * 16), *want = oob_xmalloc(NREC * 8);
+		uint64_t *wcyc = oob_xmalloc(NREC * 8), nwant = 0, x = 88172645463325252ull;
+		for (size_t i = 0; i < NREC; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			uint64_t addr = (x & 0xfffffffffeull) | (i % 5 == 0 ? 1ull << 39 : 0);
+			int valid = (x >> 45) % 7 != 0 && i % 1000 != 999;
+			raw[2 * i] = 1000 + 3 * i;
+			raw[2 * i + 1] = addr | (valid ? 1ull << vbits[v] : 0);
+			if (valid) {
+				want[nwant] = addr >> 39 ? addr | 0xffffff0000000000ull : addr;
+				wcyc[nwant++] = 1000 + 3 * i;
+			}
+		}
+		struct trace_opts o = {.format = TRACE_FMT_TRACERV_BIN,
+				       .tracerv = {.width = 1, .words = 2, .valid_bit = vbits[v]}};
+		struct oob_err e = {0};
+		struct trace_reader *r =
+		    trace_open_stream(in_open_mem(raw, NREC * 16, "w1", &e), &o, &e);
+		CHECK(r);
+		const struct trace_batch *b;
+		uint64_t k = 0, bad = 0;
+		while (trace_next(r, &b, &e) > 0)
+			for (uint32_t i = 0; i < b->n; i++, k++)
+				bad += k >= nwant || b->pc[i] != want[k] || b->cycle[i] != wcyc[k];
+		trace_close(r);
+		free(raw);
+		free(want);
+		free(wcyc);
+		CHECK_EQ(k, nwant);
+		CHECK_EQ(bad, 0);
+	}
+}
+
 static void tracerv_truncated_record(void)
 {
 	size_t n;
@@ -1397,6 +1439,7 @@ int main(void)
 	RUN(tracerv_bin_lz4_and_text);
 	RUN(tracerv_layout_override);
 	RUN(tracerv_truncated_record);
+	RUN(tracerv_w1_invalid_slots);
 	RUN(roundtrip_oobt_every_fixture);
 	RUN(roundtrip_oobt_plain_body);
 	RUN(mapped_piped_and_parallel_agree);
