@@ -178,6 +178,11 @@ static int parse_opt(struct cli *c, int opt, char *val)
 		return parse_number_opt("--tracerv-words", val, 64, &t->tracerv.words);
 	case OPT_TV_VALID:
 		return parse_number_opt("--tracerv-valid-bit", val, 63, &t->tracerv.valid_bit);
+	case OPT_LZ4:
+		c->lz4 = 1;
+		return 0;
+	case OPT_LZ4_THREADS:
+		return parse_number_opt("--lz4-threads", val, 64, &t->in.threads);
 	case OPT_MAX:
 		return parse_u64(val, &c->ro.max_insns) < 0 ? cli_bad_value("--max-insns", val) : 0;
 	case OPT_MAX_DEPTH:

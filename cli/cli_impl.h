@@ -24,6 +24,7 @@ struct cli {
 	const char *to; /* convert: a trace format; export: an export format */
 	const char *out;
 	int per_hart; /* convert: OUT-C<n> for each hart n */
+	int lz4;      /* convert --to tracerv-bin: LZ4 frames (oobt always has them) */
 	struct export_opts ex;
 	uint64_t max_events;
 	const char *name;

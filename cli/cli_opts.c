@@ -84,6 +84,9 @@ static const struct opt_row opts[] = {
     {"tracerv-words", "N", OPT_TV_WORDS, CLI_ALL, "TracerV binary: 64-bit words per record"},
     {"tracerv-valid-bit", "N", OPT_TV_VALID, CLI_ALL, "TracerV binary: valid bit, 40 or 63"},
     {"max-insns", "N", OPT_MAX, CLI_RECON, "stop after N instructions"},
+    {"lz4-threads", "N", OPT_LZ4_THREADS, CLI_ALL,
+     "LZ4 input: decompress on N threads (frames that declare their size, as oobprof convert "
+     "writes)"},
     {"max-depth", "N", OPT_MAX_DEPTH, CLI_RECON,
      "keep at most N frames per stack (default 1048576; deeper pushes are dropped, counted "
      "as repairs_depth)"},
@@ -113,6 +116,8 @@ static const struct opt_row opts[] = {
     {"to", "FORMAT", OPT_TO, CLI_EXPORT,
      "speedscope, perfetto-pb (Perfetto's protobuf, gzipped: large traces), perfetto (Chrome "
      "trace JSON; also perfetto-json), pprof, folded or svg"},
+    {"lz4", NULL, OPT_LZ4, CLI_CONVERT,
+     "--to tracerv-bin: write LZ4 frames that readers decompress in parallel"},
     {"per-hart", NULL, OPT_PER_HART, CLI_CONVERT,
      "one file per hart, OUT-C0, OUT-C1 ... (as FireSim names them); without cycles in "
      "TRACE, a record's index in the whole trace is its cycle"},

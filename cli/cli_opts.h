@@ -63,6 +63,8 @@ enum cli_opt_id {
 	OPT_NONLOCAL,
 	OPT_INDEX_EVERY,
 	OPT_NO_SEEK,
+	OPT_LZ4,
+	OPT_LZ4_THREADS,
 };
 
 /* The command named name: its bit, or 0 for none. */

@@ -9,7 +9,8 @@
 static uint32_t node_add(struct cct *c, uint32_t parent, uint32_t frame)
 {
 	oob_xgrow((void **)&c->v, &c->cap, c->n + 1, sizeof(*c->v));
-	c->v[c->n] = (struct cct_node){.parent = parent, .frame = frame, .memo_frame = FRAME_NONE};
+	c->v[c->n] = (struct cct_node){
+	    .parent = parent, .frame = frame, .memo_frame = {FRAME_NONE, FRAME_NONE}};
 	return (uint32_t)c->n++;
 }
 
@@ -34,7 +35,10 @@ uint32_t cct_child_slow(struct cct *c, uint32_t parent, uint32_t frame)
 	if (inserted)
 		*slot = node_add(c, parent, frame);
 	uint32_t id = (uint32_t)*slot;
-	c->v[parent].memo_frame = frame;
-	c->v[parent].memo_child = id;
+	struct cct_node *p = &c->v[parent];
+	p->memo_frame[1] = p->memo_frame[0];
+	p->memo_child[1] = p->memo_child[0];
+	p->memo_frame[0] = frame;
+	p->memo_child[0] = id;
 	return id;
 }

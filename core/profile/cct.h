@@ -6,7 +6,8 @@
  * distinct stacks, never with trace length.
  *
  * cct_child is on the hot path (every call): each node remembers its last
- * looked-up child, so a loop calling the same function skips the hash.
+ * two looked-up children, so a loop calling the same functions skips the
+ * hash.
  * Not thread-safe: one tree per reconstruction.
  */
 #ifndef OOB_CCT_H
@@ -20,7 +21,9 @@
 
 struct cct_node {
 	uint32_t parent, frame;
-	uint32_t memo_frame, memo_child; /* last cct_child answer from this node */
+	/* the last two cct_child answers from this node, latest first: a
+	 * function that calls two others in turn (push, pop) skips the hash */
+	uint32_t memo_frame[2], memo_child[2];
 	uint64_t calls, insns, cycles;
 };
 
@@ -40,8 +43,16 @@ uint32_t cct_child_slow(struct cct *c, uint32_t parent, uint32_t frame);
 static inline uint32_t cct_child(struct cct *c, uint32_t parent, uint32_t frame)
 {
 	struct cct_node *p = &c->v[parent];
-	if (p->memo_frame == frame)
-		return p->memo_child;
+	if (p->memo_frame[0] == frame)
+		return p->memo_child[0];
+	if (p->memo_frame[1] == frame) {
+		uint32_t id = p->memo_child[1];
+		p->memo_frame[1] = p->memo_frame[0];
+		p->memo_child[1] = p->memo_child[0];
+		p->memo_frame[0] = frame;
+		p->memo_child[0] = id;
+		return id;
+	}
 	return cct_child_slow(c, parent, frame);
 }
 

@@ -47,8 +47,30 @@ struct oobt_st {
 	char *text;
 	size_t text_used;
 	uint8_t run_cnt[128];
-	uint8_t run_off[128][8];
+	/* 64-bit, so that a RUN's six pcs are three vector adds and stores
+	 * (measured: a third of the decoder's instructions were these stores
+	 * widening byte offsets one by one) */
+	uint64_t run_off[128][8];
 };
+
+typedef uint64_t v2u64 __attribute__((vector_size(16)));
+
+/* pcs[0..5] = pc + o[0..5], two at a time (GCC/Clang vector extension:
+ * SSE2 on x86-64, NEON on arm64). */
+static inline void run_pcs(uint64_t *pcs, uint64_t pc, const uint64_t *o)
+{
+	const v2u64 base = {pc, pc};
+	v2u64 a, b, c;
+	memcpy(&a, o, sizeof(a));
+	memcpy(&b, o + 2, sizeof(b));
+	memcpy(&c, o + 4, sizeof(c));
+	a += base;
+	b += base;
+	c += base;
+	memcpy(pcs, &a, sizeof(a));
+	memcpy(pcs + 2, &b, sizeof(b));
+	memcpy(pcs + 4, &c, sizeof(c));
+}
 
 static void build_run_table(struct oobt_st *st)
 {
@@ -60,7 +82,7 @@ static void build_run_table(struct oobt_st *st)
 		for (unsigned i = 0; i < 8; i++) {
 			if (i < k)
 				off += (op >> i & 1) ? 4 : 2;
-			st->run_off[op][i] = (uint8_t)off;
+			st->run_off[op][i] = off;
 		}
 	}
 }
@@ -201,10 +223,9 @@ decode_impl(struct trace_reader *r, struct oobt_st *st, struct dec *d, const uns
 			k = st->run_cnt[op];
 			if (n + k > TRACE_BATCH_MAX)
 				goto full;
-			const uint8_t *o = st->run_off[op];
+			const uint64_t *o = st->run_off[op];
 			uint64_t *pcs = pcv + n;
-			for (unsigned i = 0; i < 6; i++)
-				pcs[i] = pc + o[i];
+			run_pcs(pcs, pc, o);
 			npc = pc + o[k - 1];
 		} else if (op < 0xc0) {
 			k = 1;

@@ -176,11 +176,42 @@ static void tv_close(struct trace_reader *r)
 	r->st = NULL;
 }
 
-/* Decodes nrec whole records; returns the number of valid slots written. */
+typedef uint64_t v2u64 __attribute__((vector_size(16)));
+
+/* Decodes nrec whole records; returns the number of valid slots written.
+ * Two records at a time when both are valid (the common case): the sign
+ * extension as vector and/xor/sub (GCC/Clang vector extension), two
+ * stores per array. */
 static uint32_t decode_w1(const uint8_t *p, size_t nrec, uint64_t *pc, uint64_t *cyc, unsigned vbit)
 {
 	uint32_t n = 0;
-	for (size_t i = 0; i < nrec; i++, p += 16) {
+	size_t i = 0;
+#if defined(__clang__) || __GNUC__ >= 12 /* __builtin_shufflevector */
+	const uint64_t m40 = (1ull << 40) - 1, b39 = 1ull << 39;
+	const v2u64 vm40 = {m40, m40}, vb39 = {b39, b39};
+	for (; i + 2 <= nrec; i += 2, p += 32) {
+		uint64_t x0 = load64(p + 8), x1 = load64(p + 24);
+		if ((x0 & x1) >> vbit & 1) {
+			v2u64 r0, r1;
+			memcpy(&r0, p, sizeof(r0)); /* {cycle, slot} of record i */
+			memcpy(&r1, p + 16, sizeof(r1));
+			v2u64 c = __builtin_shufflevector(r0, r1, 0, 2);
+			v2u64 x = __builtin_shufflevector(r0, r1, 1, 3);
+			x = ((x & vm40) ^ vb39) - vb39;
+			memcpy(pc + n, &x, sizeof(x));
+			memcpy(cyc + n, &c, sizeof(c));
+			n += 2;
+			continue;
+		}
+		pc[n] = sext40(x0);
+		cyc[n] = load64(p);
+		n += (uint32_t)(x0 >> vbit & 1);
+		pc[n] = sext40(x1);
+		cyc[n] = load64(p + 16);
+		n += (uint32_t)(x1 >> vbit & 1);
+	}
+#endif
+	for (; i < nrec; i++, p += 16) {
 		uint64_t c = load64(p), x = load64(p + 8);
 		pc[n] = sext40(x);
 		cyc[n] = c;

@@ -15,7 +15,9 @@
 #include "util/oob_mem.h"
 #include "trace/oobt.h"
 
-enum { OUT_CHUNK = 1 << 20 };
+/* Also the content of each LZ4 frame: big enough that the frames compress
+ * about as well as one stream, small enough to spread over threads. */
+enum { OUT_CHUNK = 4 << 20 };
 
 struct trace_writer {
 	struct trace_write_opts o;
@@ -25,6 +27,8 @@ struct trace_writer {
 	uint8_t *stage;
 	size_t nstage;
 	LZ4F_cctx *cctx;
+	LZ4F_preferences_t prefs;
+	uint64_t frames; /* LZ4 frames written */
 	uint8_t *zbuf;
 	size_t zcap;
 	/* oobt */
@@ -59,6 +63,34 @@ static int write_all(struct trace_writer *w, const uint8_t *p, size_t n, struct 
 	return 0;
 }
 
+/* The staged bytes as one LZ4 frame that declares its content size and
+ * depends on no other: readers decompress frames on several threads
+ * (lz4par.h); the checksums are liblz4's. */
+static int lz4_frame(struct trace_writer *w, struct oob_err *err)
+{
+	size_t z[3];
+	w->prefs.frameInfo.contentSize = w->nstage;
+	z[0] = LZ4F_compressBegin(w->cctx, w->zbuf, w->zcap, &w->prefs);
+	if (LZ4F_isError(z[0]))
+		goto fail;
+	z[1] =
+	    LZ4F_compressUpdate(w->cctx, w->zbuf + z[0], w->zcap - z[0], w->stage, w->nstage, NULL);
+	if (LZ4F_isError(z[1])) {
+		z[0] = z[1];
+		goto fail;
+	}
+	z[2] = LZ4F_compressEnd(w->cctx, w->zbuf + z[0] + z[1], w->zcap - z[0] - z[1], NULL);
+	if (LZ4F_isError(z[2])) {
+		z[0] = z[2];
+		goto fail;
+	}
+	w->frames++;
+	return write_all(w, w->zbuf, z[0] + z[1] + z[2], err);
+fail:
+	return oob_err_set(err, -EIO, "lz4 compression of %s: %s", out_name(w),
+			   LZ4F_getErrorName(z[0]));
+}
+
 /* Sends the staged bytes on: through the LZ4 frame compressor or straight. */
 static int flush_stage(struct trace_writer *w, struct oob_err *err)
 {
@@ -66,12 +98,7 @@ static int flush_stage(struct trace_writer *w, struct oob_err *err)
 		return 0;
 	int rc;
 	if (w->cctx) {
-		size_t z =
-		    LZ4F_compressUpdate(w->cctx, w->zbuf, w->zcap, w->stage, w->nstage, NULL);
-		if (LZ4F_isError(z))
-			return oob_err_set(err, -EIO, "lz4 compression of %s: %s", out_name(w),
-					   LZ4F_getErrorName(z));
-		rc = write_all(w, w->zbuf, z, err);
+		rc = lz4_frame(w, err);
 	} else {
 		rc = write_all(w, w->stage, w->nstage, err);
 	}
@@ -99,21 +126,16 @@ static int emit(struct trace_writer *w, const void *p, size_t n, struct oob_err 
 
 static int start_lz4(struct trace_writer *w, struct oob_err *err)
 {
-	LZ4F_preferences_t prefs;
-	memset(&prefs, 0, sizeof(prefs));
-	prefs.frameInfo.blockSizeID = LZ4F_max4MB;
-	prefs.frameInfo.blockMode = LZ4F_blockLinked;
-	prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+	LZ4F_preferences_t *prefs = &w->prefs;
+	memset(prefs, 0, sizeof(*prefs));
+	prefs->frameInfo.blockSizeID = LZ4F_max4MB;
+	prefs->frameInfo.blockMode = LZ4F_blockIndependent;
+	prefs->frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
 	if (LZ4F_isError(LZ4F_createCompressionContext(&w->cctx, LZ4F_VERSION)))
 		return oob_err_set(err, -ENOMEM, "lz4: cannot create a compression context");
-	w->zcap = LZ4F_compressBound(OUT_CHUNK, &prefs);
-	if (w->zcap < LZ4F_HEADER_SIZE_MAX)
-		w->zcap = LZ4F_HEADER_SIZE_MAX;
+	w->zcap = LZ4F_HEADER_SIZE_MAX + LZ4F_compressBound(OUT_CHUNK, prefs);
 	w->zbuf = oob_xmalloc(w->zcap);
-	size_t z = LZ4F_compressBegin(w->cctx, w->zbuf, w->zcap, &prefs);
-	if (LZ4F_isError(z))
-		return oob_err_set(err, -EIO, "lz4: %s", LZ4F_getErrorName(z));
-	return write_all(w, w->zbuf, z, err);
+	return 0;
 }
 
 static int check_opts(struct trace_writer *w, struct oob_err *err)
@@ -398,13 +420,8 @@ static int finish(struct trace_writer *w, struct oob_err *err)
 	}
 	if ((rc = flush_stage(w, err)))
 		return rc;
-	if (w->cctx) {
-		size_t z = LZ4F_compressEnd(w->cctx, w->zbuf, w->zcap, NULL);
-		if (LZ4F_isError(z))
-			return oob_err_set(err, -EIO, "lz4: %s", LZ4F_getErrorName(z));
-		if ((rc = write_all(w, w->zbuf, z, err)))
-			return rc;
-	}
+	if (w->cctx && !w->frames && (rc = lz4_frame(w, err))) /* an empty trace */
+		return rc;
 	return out_file_commit(&w->out, err);
 }
 

@@ -5,11 +5,13 @@
 #include <inttypes.h>
 #include <lz4frame.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "util/lz4par.h"
 #include "util/oob_mem.h"
 
 /* The window buffer holds 4 windows so that the unconsumed tail (< 1 window)
@@ -30,7 +32,9 @@ struct in_stream {
 	uint8_t *buf; /* decompressed window: unconsumed bytes are [pos, len) */
 	size_t pos, len, cap;
 	uint64_t base; /* stream offset of buf[0] */
-	uint64_t raw;
+	/* raw bytes read: written by lz4par's reader thread in parallel mode,
+	 * read for progress by the caller's */
+	_Atomic uint64_t raw;
 	uint64_t lineno;
 	uint64_t line_off; /* of the line in_getline returned last */
 	int unterminated;  /* ... which ended the stream without its '\n' */
@@ -42,7 +46,10 @@ struct in_stream {
 	LZ4F_dctx *dctx;
 	uint8_t *zbuf;
 	size_t zpos, zlen;
-	size_t hint; /* last LZ4F_decompress result: 0 = between frames */
+	size_t hint;	     /* last LZ4F_decompress result: 0 = between frames */
+	struct lz4par *par;  /* parallel decompression, else NULL */
+	const uint8_t *pcur; /* ... its bytes not yet copied into buf */
+	size_t npcur;
 	uint64_t zoff;
 };
 
@@ -147,6 +154,55 @@ static int lz4_step(struct in_stream *s, size_t space, struct oob_err *err)
 	return 0;
 }
 
+/* lz4par's reader thread: the raw bytes, touching nothing the caller's
+ * thread reads but the atomic count (errors go to err only). */
+static long par_read(void *ctx, uint8_t *dst, size_t n, struct oob_err *err)
+{
+	struct in_stream *s = ctx;
+	long k;
+	if (s->src == SRC_MEM) {
+		k = (long)(s->mem_len - s->mem_pos < n ? s->mem_len - s->mem_pos : n);
+		memcpy(dst, s->mem + s->mem_pos, (size_t)k);
+		s->mem_pos += (size_t)k;
+	} else if (s->src == SRC_SUB) {
+		const uint8_t *p = NULL;
+		if ((k = in_peek(s->under, &p, n, err)) < 0)
+			return k;
+		memcpy(dst, p, (size_t)k);
+		in_consume(s->under, (size_t)k);
+	} else {
+		while ((k = read(s->fd, dst, n)) < 0 && errno == EINTR)
+			;
+		if (k < 0)
+			return oob_err_set(err, -errno, "%s: read error at byte %" PRIu64 ": %s",
+					   s->name, (uint64_t)s->raw, strerror(errno));
+	}
+	s->raw += (uint64_t)k;
+	return k;
+}
+
+/* Parallel mode: the next decompressed bytes into the window. */
+static int par_step(struct in_stream *s, size_t space, struct oob_err *err)
+{
+	if (!s->npcur) {
+		struct oob_err e;
+		long k = lz4par_next(s->par, &s->pcur, &e);
+		if (k < 0)
+			return fail(s, err, (int)k, "%s", e.msg);
+		if (k == 0) {
+			s->eof = 1;
+			return 0;
+		}
+		s->npcur = (size_t)k;
+	}
+	size_t n = s->npcur < space ? s->npcur : space;
+	memcpy(s->buf + s->len, s->pcur, n);
+	s->len += n;
+	s->pcur += n;
+	s->npcur -= n;
+	return 0;
+}
+
 /* Makes at least want unconsumed bytes available, or reaches the end. */
 static int fill(struct in_stream *s, size_t want, struct oob_err *err)
 {
@@ -163,7 +219,9 @@ static int fill(struct in_stream *s, size_t want, struct oob_err *err)
 			s->pos = 0;
 		}
 		int rc = 0;
-		if (s->lz4) {
+		if (s->par) {
+			rc = par_step(s, s->cap - s->len, err);
+		} else if (s->lz4) {
 			rc = lz4_step(s, s->cap - s->len, err);
 		} else {
 			long k = raw_read(s, s->buf + s->len, s->cap - s->len, err);
@@ -204,6 +262,11 @@ static int prime(struct in_stream *s, int lz4, struct oob_err *err)
 		s->cap = s->mem_len + 1;
 	s->buf = oob_xmalloc(s->cap + IN_PAD);
 	memset(s->buf + s->cap, 0, IN_PAD);
+	if (is_lz4 && s->o.threads > 1 && !s->o.more && !s->o.tail_may_be_cut) {
+		s->lz4 = 1;
+		s->par = lz4par_new(s->o.threads, par_read, s, s->zbuf, n, s->name, err);
+		return s->par ? 0 : (err ? err->code : -ENOMEM);
+	}
 	if (is_lz4) {
 		if (LZ4F_isError(LZ4F_createDecompressionContext(&s->dctx, LZ4F_VERSION)))
 			return fail(s, err, -ENOMEM, "%s: cannot create an LZ4 context", s->name);
@@ -279,6 +342,7 @@ void in_close(struct in_stream *s)
 {
 	if (!s)
 		return;
+	lz4par_free(s->par); /* first: its reader thread reads the source */
 	if (s->fd >= 0)
 		close(s->fd);
 	LZ4F_freeDecompressionContext(s->dctx);
@@ -312,7 +376,10 @@ long in_getline(struct in_stream *s, const char **line, struct oob_err *err)
 	for (;;) {
 		uint8_t *start = s->buf + s->pos;
 		size_t have = s->len - s->pos;
-		uint8_t *nl = have > scanned ? memchr(start + scanned, '\n', have - scanned) : NULL;
+		/* never look further than the longest line, however much
+		 * the buffer holds: too long is too long whatever the reads */
+		size_t lim = have < IN_WINDOW + 1 ? have : IN_WINDOW + 1;
+		uint8_t *nl = lim > scanned ? memchr(start + scanned, '\n', lim - scanned) : NULL;
 		size_t n;
 		s->line_off = s->base + s->pos;
 		s->unterminated = !nl;

@@ -5,7 +5,12 @@
  *
  * Readers never load a whole file: they peek and consume through a window of
  * at least IN_WINDOW bytes. Offsets reported in errors are offsets in the
- * *decompressed* stream, which is what a person can check with `lz4 -d | xxd`.
+ * *decompressed* stream, which is what a person can check with `lz4 -d | xxd`
+ * (LZ4 errors name the compressed offset too).
+ *
+ * With in_opts.threads > 1, LZ4 frames are decompressed ahead on that many
+ * threads (lz4par.h), which read the fd (or the stream under a sub-stream)
+ * until in_close.
  *
  * Not thread-safe; one in_stream per reader.
  */
@@ -36,6 +41,11 @@ struct in_opts {
 	 * drops a cut last record and counts it (in_cut_tail) instead of
 	 * failing. A complete file's last record must be whole. */
 	int tail_may_be_cut;
+	/* LZ4 input: decompress on this many threads (lz4par.h) when > 1, the
+	 * stream is complete (no more, no cut tail) and its frames declare
+	 * their sizes (as our writers' do); else, and by default, in the
+	 * caller's thread. The result is the same bytes either way. */
+	unsigned threads;
 };
 
 struct in_stream;

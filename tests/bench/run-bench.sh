@@ -1,19 +1,20 @@
 #!/bin/sh
-# run-bench.sh: throughput of `oobprof fold` on a real trace of >= 200 M
-# instructions, per input format, beside the cost of just reading the bytes.
+# run-bench.sh: throughput of `oobprof fold` on a real trace of >= 100 M
+# instructions, per input format (LZ4 on 1 and 2 threads), beside the cost
+# of just reading (cat) and of decompressing (lz4 -t) the same bytes.
 # Run by `make bench` (OOB_SRCDIR, OOB_BUILDDIR set). Prints figures; never
 # passes or fails on timing.
 #
 # The workload is tests/fixtures/progs/mixed.c (bytecode interpreter, hash
 # table over malloc, merge sort and qsort, run-length coding: many calls of
-# every kind) run for BENCH_ROUNDS rounds under qemu-riscv64 with the tracing
-# plugin. Everything is cached in $OOB_BUILDDIR/tests/gen/bench/ and redone
+# every kind) looping BENCH_ROUNDS times (300: 114 M instructions), traced
+# under qemu-riscv64 with the tracing plugin. Everything is cached in $OOB_BUILDDIR/tests/gen/bench/ and redone
 # only when the program, the plugin or BENCH_ROUNDS change. Disk: about 16
-# bytes per instruction for the plain tracerv-bin copy (3.6 GB at the default
+# bytes per instruction for the plain tracerv-bin copy (1.8 GB at the default
 # size), a fraction of that for the others.
 set -u
 : "${OOB_SRCDIR:?}" "${OOB_BUILDDIR:?}"
-ROUNDS=${BENCH_ROUNDS:-600}
+ROUNDS=${BENCH_ROUNDS:-300}
 gen=$OOB_BUILDDIR/tests/gen
 dir=$gen/bench
 cli=$OOB_BUILDDIR/oobprof
@@ -47,11 +48,9 @@ fi
 if newer "$dir/mixed.trv" "$dir/mixed.oobt"; then
 	"$cli" convert --to tracerv-bin "$dir/mixed.oobt" -o "$dir/mixed.trv" || exit 1
 fi
-if newer "$dir/mixed.trv.lz4" "$dir/mixed.trv"; then
-	# oobprof convert writes the LZ4 frame itself when it has the option;
-	# the lz4 tool makes the same kind of file otherwise.
-	"$cli" convert --to tracerv-bin --lz4 "$dir/mixed.oobt" -o "$dir/mixed.trv.lz4" 2>/dev/null ||
-		lz4 -q -f "$dir/mixed.trv" "$dir/mixed.trv.lz4" || exit 1
+if newer "$dir/mixed.trv.lz4" "$dir/mixed.oobt" "$cli"; then
+	# our writer: frames of independent 4 MiB that decompress in parallel
+	"$cli" convert --to tracerv-bin --lz4 "$dir/mixed.oobt" -o "$dir/mixed.trv.lz4" || exit 1
 fi
 
 insns=$("$cli" stats "$dir/mixed.oobt" 2>/dev/null | awk -F': *' '$1 == "instructions" { print $2 }')
@@ -94,22 +93,44 @@ if nm "$cli" 2>/dev/null | grep -q '__asan_init'; then
 	echo "bench: note: $cli is built with sanitizers; configure without them for real figures"
 fi
 echo "bench: workload mixed.c x $ROUNDS rounds, $insns instructions"
-printf '%-16s %9s %9s %10s %10s %12s %12s\n' format "size MB" "fold s" "fold M/s" "peak RSS" "lz4 -d s" "cat s"
-for f in mixed.trv mixed.trv.lz4 mixed.oobt; do
-	t=$dir/$f
-	set -- $(measure "$cli" fold --elf "$prog" "$t")
-	fold_s=$1 rss=$2
-	cat_s=$(measure cat "$t" | cut -d' ' -f1)
-	case $f in
-	mixed.trv) lz_s=- name=tracerv-bin ;;
-	mixed.trv.lz4) lz_s=$(measure lz4 -d -c "$t" | cut -d' ' -f1) name=tracerv-bin.lz4 ;;
-	*) lz_s=- name=oobt ;;
-	esac
-	printf '%-16s %9s %9s %10s %8s kB %10s %12s\n' "$name" "$(size_mb "$t")" "$fold_s" \
-		"$(mips "$fold_s")" "$rss" "$lz_s" "$cat_s"
+REPS=${BENCH_REPS:-3}
+rows="mixed.trv:0:tracerv-bin mixed.trv.lz4:1:tracerv-bin.lz4 mixed.trv.lz4:2:tracerv-bin.lz4,2thr
+mixed.oobt:1:oobt mixed.oobt:2:oobt,2thr"
+# Every row's fold, cat and lz4 -t, REPS rounds interleaved (the machine
+# is shared: its load varies), then the medians.
+: >"$dir/runs.txt"
+for _ in $(seq "$REPS"); do
+	for row in $rows; do
+		f=${row%%:*} rest=${row#*:}
+		t=$dir/$f threads=${rest%%:*} name=${rest#*:}
+		set -- $(measure "$cli" fold --lz4-threads "$threads" --elf "$prog" "$t")
+		fold_s=$1 rss=$2
+		cat_s=$(measure cat "$t" | cut -d' ' -f1)
+		case $t in
+		*.lz4) lz_s=$(measure lz4 -t "$t" | cut -d' ' -f1) ;;
+		*) lz_s=- ;;
+		esac
+		echo "$name $fold_s $rss $lz_s $cat_s" >>"$dir/runs.txt"
+	done
 done
-echo "(fold: oobprof fold --elf mixed TRACE > /dev/null; lz4 -d s: lz4 -d -c TRACE > /dev/null;"
-echo " cat s: cat TRACE > /dev/null, the file cache warm after the fold)"
+median() { # NAME COLUMN: the median of that row's column over the rounds
+	awk -v n="$1" -v c="$2" '$1 == n { print $c }' "$dir/runs.txt" | sort -n |
+		awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : "-") }'
+}
+printf '%-22s %8s %8s %9s %11s %9s %7s\n' format "size MB" "fold s" "fold M/s" "peak RSS" \
+	"lz4 -t s" "cat s"
+for row in $rows; do
+	f=${row%%:*} name=${row##*:}
+	fold_s=$(median "$name" 2)
+	printf '%-22s %8s %8s %9s %8s kB %9s %7s\n' "$name" "$(size_mb "$dir/$f")" "$fold_s" \
+		"$(mips "$fold_s")" "$(median "$name" 3)" "$(median "$name" 4)" "$(median "$name" 5)"
+done
+echo "(medians of $REPS interleaved rounds, wall times; fold: oobprof fold --lz4-threads N"
+echo " --elf mixed TRACE > /dev/null, N = 1 sequential, 2: LZ4 frames on 2 threads"
+echo " (oobt's body is LZ4 too); lz4 -t s: lz4 -t TRACE; cat s: cat TRACE > /dev/null,"
+echo " the file cache warm; load after: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min),"
+echo " $(nproc) cores)"
+echo
 
 # The register regime (RECONSTRUCTION.md 3.6): the plugin with and without
 # sp=on on a shorter run of the same workload (time, size), and the fold of

@@ -226,6 +226,59 @@ static void lz4_frames_caps_and_corruption(void)
 	free(data);
 }
 
+/* A file of whole pages whose last line has no '\n', and a line longer
+ * than the window that the buffer holds whole with its '\n': refused, as
+ * in.h promises, however the bytes were read. */
+static void getline_page_end_and_overlong(void)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/tests/out/in-pages.txt",
+		 getenv("OOB_BUILDDIR") ? getenv("OOB_BUILDDIR") : ".");
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = 4 * page;
+	char *text = oob_xmalloc(n);
+	memset(text, 'a', n);
+	for (size_t i = 99; i < n; i += 100)
+		text[i] = '\n';
+	text[n - 1] = 'z'; /* the last line is unterminated */
+	FILE *f = fopen(path, "wb");
+	CHECK(f && fwrite(text, 1, n, f) == n);
+	fclose(f);
+	struct oob_err e = {0};
+	struct in_stream *s = in_open(path, NULL, &e);
+	CHECK(s);
+	const char *l;
+	long k;
+	uint64_t lines = 0, bytes = 0;
+	while ((k = in_getline(s, &l, &e)) >= 0) {
+		lines++;
+		bytes += (uint64_t)k + 1;
+		if ((size_t)k != strlen(l))
+			break;
+	}
+	CHECK_EQ(k, -1);
+	CHECK_EQ(lines, n / 100 + 1);
+	CHECK_EQ(bytes, n + 1);
+	CHECK(in_line_unterminated(s));
+	CHECK_EQ(l[0], 'a');
+	in_close(s);
+	free(text);
+	/* longer than the window, with a '\n' after it: refused */
+	size_t m = IN_WINDOW + 10;
+	text = oob_xmalloc(m);
+	memset(text, 'b', m);
+	text[m - 1] = '\n';
+	f = fopen(path, "wb");
+	CHECK(f && fwrite(text, 1, m, f) == m);
+	fclose(f);
+	s = in_open(path, NULL, &e);
+	CHECK(s);
+	CHECK_EQ(in_getline(s, &l, &e), -EINVAL);
+	CHECK(strstr(e.msg, "line 1 is longer than"));
+	in_close(s);
+	free(text);
+	unlink(path);
+}
+
 static void open_errors(void)
 {
 	struct oob_err e = {0};
@@ -345,6 +398,7 @@ int main(void)
 	RUN(getline_counts_lines);
 	RUN(getline_edge_cases);
 	RUN(lz4_frames_caps_and_corruption);
+	RUN(getline_page_end_and_overlong);
 	RUN(open_errors);
 	RUN(follows_a_growing_file);
 	RUN(more_can_cancel);

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "trace/fireperf.h"
 #include "util/oob_mem.h"
@@ -332,6 +333,48 @@ static void *slurp(const char *path, size_t *n)
 	return p;
 }
 
+/* Width-1 records with invalid slots anywhere (pairs, singles, at batch
+ * and buffer ends), valid bit 63 and 40, kernel and user addresses: the
+ * reader keeps exactly the valid slots, sign-extended, with their cycles
+ * (the truth computed here record by record). */
+static void tracerv_w1_invalid_slots(void)
+{
+	enum { NREC = 3 * TRACE_BATCH_MAX + 7 };
+	static const unsigned vbits[2] = {63, 40};
+	for (int v = 0; v < 2; v++) {
+		uint64_t *raw = oob_xmalloc(NREC * 16), *want = oob_xmalloc(NREC * 8);
+		uint64_t *wcyc = oob_xmalloc(NREC * 8), nwant = 0, x = 88172645463325252ull;
+		for (size_t i = 0; i < NREC; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			uint64_t addr = (x & 0xfffffffffeull) | (i % 5 == 0 ? 1ull << 39 : 0);
+			int valid = (x >> 45) % 7 != 0 && i % 1000 != 999;
+			raw[2 * i] = 1000 + 3 * i;
+			raw[2 * i + 1] = addr | (valid ? 1ull << vbits[v] : 0);
+			if (valid) {
+				want[nwant] = addr >> 39 ? addr | 0xffffff0000000000ull : addr;
+				wcyc[nwant++] = 1000 + 3 * i;
+			}
+		}
+		struct trace_opts o = {.format = TRACE_FMT_TRACERV_BIN,
+				       .tracerv = {.width = 1, .words = 2, .valid_bit = vbits[v]}};
+		struct oob_err e = {0};
+		struct trace_reader *r =
+		    trace_open_stream(in_open_mem(raw, NREC * 16, "w1", &e), &o, &e);
+		CHECK(r);
+		const struct trace_batch *b;
+		uint64_t k = 0, bad = 0;
+		while (trace_next(r, &b, &e) > 0)
+			for (uint32_t i = 0; i < b->n; i++, k++)
+				bad += k >= nwant || b->pc[i] != want[k] || b->cycle[i] != wcyc[k];
+		trace_close(r);
+		free(raw);
+		free(want);
+		free(wcyc);
+		CHECK_EQ(k, nwant);
+		CHECK_EQ(bad, 0);
+	}
+}
+
 static void tracerv_truncated_record(void)
 {
 	size_t n;
@@ -494,6 +537,121 @@ static void roundtrip_oobt_every_fixture(void)
 		}
 		unlink(out);
 	}
+}
+
+/* A reader over a pipe fed with the file by a child process: the read()
+ * path, where trace_open maps the file. */
+static struct trace_reader *open_piped(const char *path, const struct trace_opts *o, pid_t *pid,
+				       struct oob_err *e)
+{
+	int fds[2];
+	if (pipe(fds))
+		return NULL;
+	if ((*pid = fork()) == 0) {
+		int fd = open(path, O_RDONLY);
+		char buf[65536];
+		ssize_t k;
+		close(fds[0]);
+		while (fd >= 0 && (k = read(fd, buf, sizeof(buf))) > 0)
+			if (write(fds[1], buf, (size_t)k) != k)
+				_exit(1);
+		_exit(0);
+	}
+	close(fds[1]);
+	struct in_stream *s = in_open_fd(fds[0], path, o ? &o->in : NULL, e);
+	return s ? trace_open_stream(s, o, e) : NULL;
+}
+
+/* Mapped file against pipe, LZ4 on 2 threads against the plain file: the
+ * same records, extras and end. */
+static void mapped_piped_and_parallel_agree(void)
+{
+	struct oob_err e = {0};
+	for (size_t i = 0; i < sizeof(all_fixtures) / sizeof(all_fixtures[0]); i++) {
+		char rel[160];
+		snprintf(rel, sizeof(rel), "readers/%s", all_fixtures[i].file);
+		const char *p = oobtest_gen(rel);
+		if (!p)
+			continue;
+		pid_t pid;
+		struct trace_reader *a = trace_open(p, NULL, &e),
+				    *b = open_piped(p, NULL, &pid, &e);
+		CHECK(a && b);
+		const char *why = same_records(a, b);
+		trace_close(a);
+		trace_close(b);
+		waitpid(pid, NULL, 0);
+		if (why)
+			CHECK_STR(why, all_fixtures[i].file);
+	}
+	/* our writers' LZ4 (oobt body, tracerv-bin --lz4), 2 threads, mapped
+	 * and piped, against the plain source */
+	const char *src = oobtest_gen("readers/tv-c-v63-w2.bin");
+	if (!src)
+		SKIP("no fixture");
+	struct trace_write_opts wo[2] = {{.format = TRACE_FMT_OOBT},
+					 {.format = TRACE_FMT_TRACERV_BIN,
+					  .lz4 = 1,
+					  .tracerv = {.width = 2, .words = 3, .valid_bit = 63}}};
+	const char *out[2] = {tmp_path("par.oobt"), tmp_path("par.bin.lz4")};
+	for (int k = 0; k < 2; k++) {
+		CHECK_EQ(convert(src, out[k], &wo[k], &e), 0);
+		struct trace_opts o = {.in = {.threads = 2}};
+		for (int piped = 0; piped < 2; piped++) {
+			pid_t pid = -1;
+			struct trace_reader *a = trace_open(src, NULL, &e);
+			struct trace_reader *b =
+			    piped ? open_piped(out[k], &o, &pid, &e) : trace_open(out[k], &o, &e);
+			CHECK(a && b);
+			const char *why = same_records(a, b);
+			trace_close(a);
+			trace_close(b);
+			if (pid > 0)
+				waitpid(pid, NULL, 0);
+			if (why)
+				CHECK_STR(why, out[k]);
+		}
+		unlink(out[k]);
+	}
+}
+
+/* A cut last record: the same records and the same error, offset named,
+ * from a mapped file and from a pipe. */
+static void tracerv_truncated_file_and_pipe(void)
+{
+	size_t n;
+	const char *p = oobtest_gen("readers/tv-c-v63-w1.bin");
+	struct truth t;
+	if (!p || truth_load("tv-c-v63-w1", &t))
+		SKIP("no fixture");
+	uint8_t *buf = slurp(p, &n);
+	CHECK(buf && n > 100);
+	const char *nl = memchr(buf, '\n', n);
+	size_t hdr = (size_t)(nl - (char *)buf) + 1;
+	const char *cut = tmp_path("cut.bin");
+	FILE *f = fopen(cut, "wb");
+	CHECK(f && fwrite(buf, 1, n - 5, f) == n - 5);
+	fclose(f);
+	char want[64];
+	snprintf(want, sizeof(want), "truncated record at byte %zu (11 of 16 bytes)",
+		 hdr + (tget(&t, "records") - 1) * 16);
+	for (int piped = 0; piped < 2; piped++) {
+		struct oob_err e = {0};
+		pid_t pid = -1;
+		struct trace_reader *r =
+		    piped ? open_piped(cut, NULL, &pid, &e) : trace_open(cut, NULL, &e);
+		CHECK(r);
+		struct sums sm;
+		int rc = sum_reader(r, "pc,cycle", &sm, &e);
+		trace_close(r);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+		CHECK(rc == -EINVAL);
+		CHECK_EQ(sm.n, tget(&t, "records") - 1);
+		CHECK(strstr(e.msg, want));
+	}
+	unlink(cut);
+	free(buf);
 }
 
 static void roundtrip_oobt_plain_body(void)
@@ -1281,8 +1439,11 @@ int main(void)
 	RUN(tracerv_bin_lz4_and_text);
 	RUN(tracerv_layout_override);
 	RUN(tracerv_truncated_record);
+	RUN(tracerv_w1_invalid_slots);
 	RUN(roundtrip_oobt_every_fixture);
 	RUN(roundtrip_oobt_plain_body);
+	RUN(mapped_piped_and_parallel_agree);
+	RUN(tracerv_truncated_file_and_pipe);
 	RUN(roundtrip_tracerv_bin_layouts);
 	RUN(oobt_truncated_is_detected);
 	RUN(oobt_hostile_bodies);
