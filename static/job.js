@@ -13,7 +13,10 @@ import { exportURL, getJSON, speedscopeURL } from './api.js';
 import { ORDERS, keyboardFrames, screenTooltip } from './flame.js';
 import { drawSandwich } from './sandwich.js';
 import { pagedTable } from './table.js';
-import { date, el, escapeHTML, hashParams, ipc, message, num, percent, progressBar, setHashParams } from './util.js';
+import {
+  date, el, escapeHTML, hashParams, ipc, jobTotal, message, num, percent, progressBar, progressLabel, progressOf,
+  setHashParams,
+} from './util.js';
 
 const HIGHLIGHT = '#e600e6';
 // Nodes asked for at first: a document of a few hundred kB that d3 draws at
@@ -694,9 +697,9 @@ export function renderJob(main, id) {
     head.textContent = `Job ${id}` + (trace ? `: ${trace.name}` : '');
     document.title = `oobprof: job ${id}`;
     if (job.state === 'queued' || job.state === 'running') {
-      const p = job.progress || {};
-      note.replaceChildren(el('p', {}, `${job.state}: `,
-        progressBar(p.fraction || 0, 'job progress'), ` ${num(p.instructions)} instructions`));
+      const pr = progressOf(job, jobTotal(job, (t) => (trace && trace.id === t ? trace : null)));
+      note.replaceChildren(el('p', { id: 'job-progress', 'data-done': pr.done, 'data-total': pr.total ?? '' },
+        `${job.state}: `, progressBar(pr.fraction, 'job progress'), ' ', progressLabel(pr)));
       timer = setTimeout(load, 700);
       return;
     }
