@@ -8,7 +8,7 @@
 // mode) selects a window: its flame graph here, and a link to the job page
 // with its flame graph and table.
 import { getJSON } from './api.js';
-import { el, message, num } from './util.js';
+import { el, message, num, spinner } from './util.js';
 import { frameColor } from './job.js';
 
 const LANE = 18;
@@ -112,7 +112,10 @@ function legendOf(doc) {
 }
 
 export function renderTimeline(main, id) {
-  const status = el('p', { class: 'muted', id: 'timeline-status' }, 'Loading the timeline…');
+  const status = el('p', { class: 'muted', id: 'timeline-status' });
+  // the first document replays the job's stack events: seconds on a long run
+  const wait = spinner('Loading the timeline…');
+  status.append(wait.el);
   const chartBox = el('div', { id: 'timeline', class: 'timeline' });
   // the axis above the lanes, sticky: in view while 160 goroutine lanes scroll
   const axisBox = el('div', { id: 'timeline-axis', class: 'timeline-axis' });
@@ -252,9 +255,13 @@ export function renderTimeline(main, id) {
       const go = d.go ? (d.go.clock.ok ? `, Go clock ${d.go.clock.source} on ${num(d.go.clock.anchors || 0)} anchors`
         : `, Go trace not aligned: ${d.go.clock.error}`) : '';
       status.textContent = `axis: ${d.axis}, ${num(d.end - d.start)} long; ${num(d.merged)} intervals merged at this zoom${go}`;
-      if (first) legendBox.replaceChildren(legendOf(d));
+      if (first) {
+        wait.stop();
+        legendBox.replaceChildren(legendOf(d));
+      }
       render();
     } catch (e) {
+      wait.stop();
       status.replaceWith(message(e.message));
     }
   }
@@ -262,6 +269,6 @@ export function renderTimeline(main, id) {
   // First the extent (everything merged to one interval per lane), then the
   // whole run at one pixel's resolution.
   getJSON(timelineURL(id, null, null, 1e18)).then((d) => load(d.start, d.end, true))
-    .catch((e) => status.replaceWith(message(e.message)));
-  return () => { alive = false; clearTimeout(timer); };
+    .catch((e) => { wait.stop(); status.replaceWith(message(e.message)); });
+  return () => { alive = false; clearTimeout(timer); wait.stop(); };
 }

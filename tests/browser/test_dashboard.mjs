@@ -9,6 +9,7 @@
 // - a running job shows instructions done of the total (the trace's
 //   records, from GET /api/v1/traces), or an estimate from the bytes read
 //   when the total is unknown, with an ETA;
+// - an export is fetched with a spinner and saved whole;
 // - traces and binaries are deleted from the page (with the finished jobs
 //   using them, after a second question).
 // Screenshots: tests/out/screenshots/dashboard-*.png.
@@ -104,6 +105,19 @@ async function main() {
       check(g.format === 'gotrace' && g.name === 'demo.trace', `go trace ${g.name} ${g.format}`);
       await page.waitForSelector('#flame svg g.frame', { timeout: 60000 });
       return `job ${id}: binary ${b.id} @ ${b.base}, go_trace ${job.spec.go_trace}`;
+    });
+    await R.run('an export is fetched with a spinner and saved whole under its name', async () => {
+      const link = page.locator('#exports a[data-export="folded"]');
+      const href = new URL(await link.getAttribute('href'), srv.url).href;
+      const want = Buffer.from(await (await fetch(href)).arrayBuffer());
+      const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 60000 }), link.click()]);
+      const file = await dl.path();
+      const got = fs.readFileSync(file);
+      check(got.equals(want), `saved ${got.length} bytes, the API gives ${want.length}`);
+      const said = Number(await page.locator('#export-status').getAttribute('data-bytes'));
+      check(said === want.length, `status says ${said} bytes`);
+      check(/folded/.test(dl.suggestedFilename()), `file name ${dl.suggestedFilename()}`);
+      return `${dl.suggestedFilename()}: ${want.length} bytes`;
     });
     await R.run('re-run: the same uploads and bases, the new options', async () => {
       await page.goto(`${srv.url}/#/`);
