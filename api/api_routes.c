@@ -12,6 +12,7 @@
 #include "api_export.h"
 #include "api_inputs.h"
 #include "api_jobs.h"
+#include "api_remove.h"
 #include "api_timeline.h"
 #include "api_static.h"
 #include "util/oob_log.h"
@@ -23,6 +24,7 @@
 
 static int health(struct api_ctx *c, struct http_req *r, struct api_req *q);
 static int static_file(struct api_ctx *c, struct http_req *r, struct api_req *q);
+static int openapi(struct api_ctx *c, struct http_req *r, struct api_req *q);
 
 #define UPLOAD(m, p, begin)                                                                        \
 	{                                                                                          \
@@ -36,14 +38,17 @@ static int static_file(struct api_ctx *c, struct http_req *r, struct api_req *q)
 
 static const struct api_route routes[] = {
     READ("/api/v1/health", health),
+    READ("/api/v1/openapi.yaml", openapi),
     UPLOAD("POST", "/api/v1/binaries", api_inputs_binary_begin),
     UPLOAD("PUT", "/api/v1/binaries", api_inputs_binary_begin),
     READ("/api/v1/binaries", api_inputs_list_binaries),
     READ("/api/v1/binaries/{id}", api_inputs_get_binary),
+    {"DELETE", "/api/v1/binaries/{id}", api_remove_binary, NULL, NULL, NULL, 1},
     UPLOAD("POST", "/api/v1/traces", api_inputs_trace_begin),
     UPLOAD("PUT", "/api/v1/traces", api_inputs_trace_begin),
     READ("/api/v1/traces", api_inputs_list_traces),
     READ("/api/v1/traces/{id}", api_inputs_get_trace),
+    {"DELETE", "/api/v1/traces/{id}", api_remove_trace, NULL, NULL, NULL, 1},
     READ("/api/v1/formats", api_inputs_formats),
     {"POST", "/api/v1/jobs", api_jobs_create_begin, NULL, api_jobs_create_end, NULL, 1},
     READ("/api/v1/jobs", api_jobs_list),
@@ -198,7 +203,8 @@ static int needs_token(const struct api_ctx *c, const struct api_route *rt)
 		return 0;
 	if (rt->write)
 		return 1;
-	return c->cfg->auth_reads && rt->begin != health && rt->begin != static_file;
+	return c->cfg->auth_reads && rt->begin != health && rt->begin != static_file &&
+	       rt->begin != openapi;
 }
 
 /* ---- the hooks ---- */
@@ -303,5 +309,13 @@ static int health(struct api_ctx *c, struct http_req *r, struct api_req *q)
 static int static_file(struct api_ctx *c, struct http_req *r, struct api_req *q)
 {
 	api_static_serve(c->statics, r, q->name[0] ? q->name : "/");
+	return HTTP_BODY_NONE;
+}
+
+static int openapi(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	(void)c;
+	(void)q;
+	api_static_openapi(r);
 	return HTTP_BODY_NONE;
 }

@@ -12,6 +12,10 @@
 #include "util/oob_log.h"
 #include "util/oob_mem.h"
 
+#ifndef OOB_OPENAPI_PATHS
+#define OOB_OPENAPI_PATHS ""
+#endif
+
 #define MAX_FILES 4096
 #define MAX_DEPTH 4
 
@@ -44,6 +48,7 @@ static const struct {
     {".jpg", "image/jpeg"},
     {".ico", "image/x-icon"},
     {".txt", "text/plain; charset=utf-8"},
+    {".yaml", "application/yaml; charset=utf-8"},
     {".wasm", "application/wasm"},
     {".woff2", "font/woff2"},
 };
@@ -139,11 +144,30 @@ static const char *lookup(const struct api_static *s, const char *rel)
 	return hit ? *hit : NULL;
 }
 
+/* Responds with the regular file at abs; -1 (nothing sent) if there is none. */
+static int serve_file(struct http_req *r, const char *abs, const char *type)
+{
+	int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	http_add_header(r, "Cache-Control", "no-cache");
+	http_respond_fd(r, 200, type, fd, (uint64_t)st.st_size);
+	return 0;
+}
+
 void api_static_serve(const struct api_static *s, struct http_req *r, const char *path)
 {
 	const char *rel = path[0] == '/' ? path + 1 : path;
 	if (!*rel)
 		rel = "index.html";
+	/* Browsers ask for /favicon.ico whatever the page links: the SVG one
+	 * answers (every browser that asks reads SVG icons). */
+	if (!strcmp(rel, "favicon.ico") && !lookup(s, rel) && lookup(s, "favicon.svg"))
+		rel = "favicon.svg";
 	const char *known = lookup(s, rel);
 	if (!known && !strcmp(rel, "index.html")) {
 		http_respond(r, 200, "text/html; charset=utf-8", builtin_page,
@@ -156,14 +180,18 @@ void api_static_serve(const struct api_static *s, struct http_req *r, const char
 	}
 	char abs[2048];
 	snprintf(abs, sizeof(abs), "%s/%s", s->dir, known);
-	int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		if (fd >= 0)
-			close(fd);
+	if (serve_file(r, abs, api_static_content_type(known)) < 0)
 		http_respond_error(r, 404, "not_found", "%.200s is gone", path);
-		return;
-	}
-	http_add_header(r, "Cache-Control", "no-cache");
-	http_respond_fd(r, 200, api_static_content_type(known), fd, (uint64_t)st.st_size);
+}
+
+void api_static_openapi(struct http_req *r)
+{
+	char paths[4096];
+	snprintf(paths, sizeof(paths), "%s", OOB_OPENAPI_PATHS);
+	for (char *save, *p = strtok_r(paths, ":", &save); p; p = strtok_r(NULL, ":", &save))
+		if (serve_file(r, p, "application/yaml; charset=utf-8") == 0)
+			return;
+	http_respond_error(r, 404, "not_found",
+			   "the API reference (openapi.yaml) is not installed; it is "
+			   "api/openapi.yaml of the source tree");
 }

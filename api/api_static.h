@@ -33,5 +33,8 @@ const char *api_static_content_type(const char *name);
 /* Responds to GET path: the file, the built-in page for "/", or 404.
  * s may be NULL. */
 void api_static_serve(const struct api_static *s, struct http_req *r, const char *path);
+/* Responds with the API reference: the first of OOB_OPENAPI_PATHS (the
+ * installed copy, then the source tree's api/openapi.yaml) that exists. */
+void api_static_openapi(struct http_req *r);
 
 #endif

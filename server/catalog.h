@@ -160,6 +160,25 @@ int catalog_trace_update(struct catalog *c, const struct catalog_trace *t, struc
  * "incomplete". Returns how many, or a negative errno. */
 int catalog_trace_close_streams(struct catalog *c, struct oob_err *err);
 
+/* What deleting an input took with it (catalog_inputs.c). */
+struct catalog_deleted {
+	char blob[128];	 /* the input's file, relative to the data folder */
+	int blob_unused; /* no other trace or binary names it: remove the file */
+	int64_t *jobs;	 /* finished jobs deleted with it (with_jobs); malloc'd */
+	size_t njobs;
+};
+
+/* Deletes a trace or a binary, in one transaction. -ENOENT if there is no
+ * such row; -EBUSY (naming the jobs) if a queued or running job uses it, if
+ * the trace is still streaming, or if finished jobs use it and with_jobs is
+ * 0; with_jobs deletes those finished jobs too (their result rows; their
+ * folders are the caller's). Fills *out (catalog_deleted_clear frees it). */
+int catalog_trace_delete(struct catalog *c, int64_t id, int with_jobs, struct catalog_deleted *out,
+			 struct oob_err *err);
+int catalog_binary_delete(struct catalog *c, int64_t id, int with_jobs, struct catalog_deleted *out,
+			  struct oob_err *err);
+void catalog_deleted_clear(struct catalog_deleted *d);
+
 /*
  * Inserts a queued job referring to its trace, events and binaries (checked
  * by foreign keys: -ENOENT naming the missing id). j->id, created are set.

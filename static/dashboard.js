@@ -1,59 +1,161 @@
 // dashboard.js: what the server holds (traces, binaries, jobs with live
-// progress) and the form that uploads a trace and its binaries and starts a
-// job on them.
+// progress: instructions done of the total, with an ETA), the form that
+// uploads a trace, its binaries (each at its link address or a PIE's @BASE)
+// and maybe a Go trace and starts a job on them, the form that re-runs a
+// job on its uploads with other options, and deleting jobs and inputs.
 import { getJSON, postJSON, remove, safeName, upload } from './api.js';
-import { bytes, date, el, message, num, progressBar } from './util.js';
+import { bytes, date, el, jobTotal, message, num, progressBar, progressLabel, progressOf } from './util.js';
 
 const ACTIVE = new Set(['queued', 'running']);
 
-function uploadForm(onJob) {
-  const status = el('div', { class: 'upload-status', 'aria-live': 'polite' });
-  const traceIn = el('input', { type: 'file', id: 'up-trace', name: 'trace', required: true });
-  const binsIn = el('input', { type: 'file', id: 'up-bins', name: 'binaries', multiple: true });
-  // The server's format table: "auto", then the formats a job reads.
-  const format = el('select', { id: 'up-format', name: 'format' },
-    el('option', { value: 'auto' }, 'auto'));
+// Compressed traces the server refuses ("not a trace: xz-compressed data"):
+// caught here before the upload, with the command that decompresses them.
+const COMPRESSED = [
+  ['xz', [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00], 'xz -dk'],
+  ['zstd', [0x28, 0xb5, 0x2f, 0xfd], 'zstd -d'],
+  ['gzip', [0x1f, 0x8b], 'gunzip -k'],
+  ['bzip2', [0x42, 0x5a, 0x68], 'bunzip2 -k'],
+];
+export async function compressedNote(file) {
+  const head = new Uint8Array(await file.slice(0, 8).arrayBuffer());
+  for (const [name, magic, cmd] of COMPRESSED) {
+    if (magic.every((b, i) => head[i] === b)) {
+      return `${file.name} is ${name}-compressed: decompress it first (${cmd} ${file.name}) and upload ` +
+        'the result; LZ4 frames are the one compression the server reads.';
+    }
+  }
+  return null;
+}
+
+// "0x4000000000", "4000000000" (hex) or "": the base of a binary (null: its
+// link address); throws on anything else.
+function parseBase(text, name) {
+  const t = text.trim();
+  if (!t) return null;
+  if (!/^(0x)?[0-9a-f]{1,16}$/i.test(t)) throw new Error(`base of ${name}: "${t}" is not a hex address`);
+  return '0x' + t.replace(/^0x/i, '').toLowerCase();
+}
+
+function select(id, options, value) {
+  const s = el('select', { id, name: id }, options.map(([v, t]) => el('option', { value: v }, t)));
+  s.value = value;
+  return s;
+}
+
+// The job's options the forms offer (the rest of a re-run's spec is kept).
+function optionFields(prefix, opts = {}) {
+  const format = select(`${prefix}-format`, [['auto', 'auto']], 'auto');
   getJSON('/api/v1/formats').then((t) => {
     for (const f of t.formats.filter((x) => x.readable)) {
       format.append(el('option', { value: f.name, title: f.description }, f.name));
     }
+    format.value = opts.format || 'auto';
   }).catch(() => { /* auto alone: detection still works */ });
-  const inline = el('input', { type: 'checkbox', id: 'up-inline', name: 'inline' });
+  const inline = el('input', { type: 'checkbox', id: `${prefix}-inline`, checked: !!opts.inline });
+  const tasks = select(`${prefix}-tasks`, [['auto', 'auto (the kernel\'s events, else derived)'],
+    ['satp', 'satp (one process per address space)']], opts.tasks || 'auto');
+  const fields = [
+    el('label', { for: `${prefix}-format` }, 'Format'), format,
+    el('label', { for: `${prefix}-inline` }, 'Inline frames'), inline,
+    el('label', { for: `${prefix}-tasks` }, 'Tasks'), tasks,
+  ];
+  const read = () => ({ format: format.value, inline: inline.checked, tasks: tasks.value });
+  return [fields, read];
+}
+
+// Waits for the job to finish, then opens it (if asked and still on the
+// dashboard).
+function openWhenDone(id, status, want) {
+  const poll = async () => {
+    if (!want() || !document.body.contains(status)) return;
+    let j;
+    try {
+      j = await getJSON(`/api/v1/jobs/${id}`);
+    } catch (_) {
+      setTimeout(poll, 1000);
+      return;
+    }
+    if (ACTIVE.has(j.state)) setTimeout(poll, 500);
+    else if (j.state === 'done') location.hash = `#/jobs/${id}`;
+    else status.replaceChildren(message(`job ${id} ${j.state}` + (j.error ? `: ${j.error.message}` : '')));
+  };
+  poll();
+}
+
+function uploadForm(onJob) {
+  const status = el('div', { class: 'upload-status', id: 'upload-status', 'aria-live': 'polite' });
+  const traceIn = el('input', { type: 'file', id: 'up-trace', name: 'trace', required: true });
+  const binsIn = el('input', { type: 'file', id: 'up-bins', name: 'binaries', multiple: true });
+  const bases = el('div', { id: 'up-bases' });
+  const goIn = el('input', { type: 'file', id: 'up-go', name: 'go_trace' });
+  const eventsIn = el('input', { type: 'file', id: 'up-events', name: 'events' });
+  const [opts, readOpts] = optionFields('up');
+  const open = el('input', { type: 'checkbox', id: 'up-open', checked: true });
   const submit = el('button', { type: 'submit', id: 'up-submit', class: 'primary' }, 'Upload and start job');
+
+  // one base field per binary chosen: PIE binaries run where the loader
+  // put them, which only the user knows
+  binsIn.addEventListener('change', () => {
+    bases.replaceChildren(...[...binsIn.files].map((f, i) => el('div', { class: 'base-row' },
+      el('label', { for: `up-base-${i}` }, `${f.name} @`),
+      el('input', { id: `up-base-${i}`, class: 'mono', size: 20, placeholder: 'link address',
+        title: 'run-time address of its lowest PT_LOAD segment (hex), for a PIE or a moved library' }))));
+  });
+  traceIn.addEventListener('change', async () => {
+    const f = traceIn.files[0];
+    const note = f ? await compressedNote(f) : null;
+    status.replaceChildren(note ? message(note) : '');
+    submit.disabled = !!note;
+  });
 
   async function send(ev) {
     ev.preventDefault();
     const trace = traceIn.files[0];
     if (!trace) return;
-    submit.disabled = true;
     status.replaceChildren();
-    const files = [trace, ...binsIn.files];
+    let specBins;
+    try {
+      for (const f of [trace, ...eventsIn.files]) {
+        const note = await compressedNote(f);
+        if (note) throw new Error(note);
+      }
+      specBins = [...binsIn.files].map((b, i) => parseBase(document.getElementById(`up-base-${i}`)?.value || '', b.name));
+    } catch (e) {
+      status.replaceChildren(message(e.message));
+      return;
+    }
+    submit.disabled = true;
+    const files = [trace, ...binsIn.files, ...goIn.files, ...eventsIn.files];
     let done = 0;
     const bar = progressBar(0, 'upload progress');
     const what = el('span', {}, '');
     status.append(what, ' ', bar);
     const step = (f) => (x) => { bar.value = (done + x * f.size) / total; };
     const total = files.reduce((s, f) => s + f.size, 0) || 1;
+    const put = async (f, kind, fmt) => {
+      what.textContent = 'uploading ' + f.name;
+      const r = await upload(`/api/v1/${kind}?name=${encodeURIComponent(safeName(f.name))}${fmt || ''}`, f, step(f));
+      done += f.size;
+      return r;
+    };
     try {
-      what.textContent = 'uploading ' + trace.name;
-      const fmt = format.value === 'auto' ? '' : '&format=' + format.value;
-      const t = await upload(`/api/v1/traces?name=${encodeURIComponent(safeName(trace.name))}${fmt}`,
-        trace, step(trace));
-      done += trace.size;
-      const ids = [];
-      for (const b of binsIn.files) {
-        what.textContent = 'uploading ' + b.name;
-        const r = await upload(`/api/v1/binaries?name=${encodeURIComponent(safeName(b.name))}`,
-          b, step(b));
-        done += b.size;
-        ids.push(r.id);
+      const o = readOpts();
+      const t = await put(trace, 'traces', o.format === 'auto' ? '' : '&format=' + o.format);
+      const binaries = [];
+      for (const [i, b] of [...binsIn.files].entries()) {
+        const r = await put(b, 'binaries');
+        binaries.push(specBins[i] ? { id: r.id, base: specBins[i] } : r.id);
       }
+      const spec = { trace: t.id, binaries, options: o };
+      if (goIn.files[0]) spec.go_trace = (await put(goIn.files[0], 'traces', '&format=gotrace')).id;
+      if (eventsIn.files[0]) spec.events = (await put(eventsIn.files[0], 'traces', '&format=events')).id;
       bar.value = 1;
       what.textContent = 'starting the job';
-      const opts = { format: format.value, inline: inline.checked };
-      const job = await postJSON('/api/v1/jobs', { trace: t.id, binaries: ids, options: opts });
-      status.replaceChildren(message(`job ${job.id} started on trace ${t.id}`, 'ok'));
+      const job = await postJSON('/api/v1/jobs', spec);
+      status.replaceChildren(message(`job ${job.id} started on trace ${t.id}` +
+        (open.checked ? '; it opens when it finishes' : ''), 'ok'));
       onJob(job);
+      if (open.checked) openWhenDone(job.id, status, () => open.checked);
     } catch (e) {
       status.replaceChildren(message(e.message));
     } finally {
@@ -63,18 +165,79 @@ function uploadForm(onJob) {
 
   return el('form', { id: 'upload-form', class: 'card', onsubmit: send },
     el('h2', {}, 'New job'),
-    el('p', { class: 'muted' }, 'A trace (TracerV, Spike, QEMU, oobt; LZ4 accepted) and the ELF ' +
-      'files it ran (program, libraries, vmlinux). Binaries are symbolized at their link ' +
-      'address.'),
+    el('p', { class: 'muted' }, 'A trace (TracerV, Spike, QEMU, oobt; LZ4 accepted, not xz/zstd/gzip) and ' +
+      'the ELF files it ran (program, libraries, vmlinux), each at its link address unless given a base ' +
+      '(@BASE: where a PIE or a library was loaded). Optional: the Go execution trace of the same run, ' +
+      'and a task-event log.'),
     el('div', { class: 'fields' },
       el('label', { for: 'up-trace' }, 'Trace'), traceIn,
-      el('label', { for: 'up-bins' }, 'Binaries'), binsIn,
-      el('label', { for: 'up-format' }, 'Format'), format,
-      el('label', { for: 'up-inline' }, 'Inline frames'), inline),
+      el('label', { for: 'up-bins' }, 'Binaries'), el('div', {}, binsIn, bases),
+      el('label', { for: 'up-go' }, 'Go trace'), goIn,
+      el('label', { for: 'up-events' }, 'Task events'), eventsIn,
+      opts,
+      el('label', { for: 'up-open' }, 'Open the job when it finishes'), open),
     submit, status);
 }
 
-function jobRow(j, traces, refresh) {
+// Re-running a job: its spec with other options, on the same uploads.
+function rerunForm(job, traces, bins, onJob, onClose) {
+  const spec = JSON.parse(JSON.stringify(job.spec || {}));
+  const status = el('div', { id: 'rerun-status', 'aria-live': 'polite' });
+  const [opts, readOpts] = optionFields('rr', spec.options || {});
+  const binRows = (spec.binaries || []).map((b, i) => {
+    const bin = bins.get(b.id);
+    return el('div', { class: 'base-row' },
+      el('label', { for: `rr-base-${i}` }, `${bin ? bin.name : 'binary ' + b.id} (${b.id}) @`),
+      el('input', { id: `rr-base-${i}`, class: 'mono', size: 20, value: b.base || '', placeholder: 'link address' }));
+  });
+  const ids = spec.traces || [spec.trace];
+  const submit = el('button', { type: 'submit', class: 'primary', id: 'rerun-submit' }, 'Start the new job');
+  async function send(ev) {
+    ev.preventDefault();
+    try {
+      spec.binaries = (spec.binaries || []).map((b, i) => {
+        const base = parseBase(document.getElementById(`rr-base-${i}`).value, `binary ${b.id}`);
+        return base ? { id: b.id, base } : b.id;
+      });
+      spec.options = { ...spec.options, ...readOpts() };
+      submit.disabled = true;
+      const j = await postJSON('/api/v1/jobs', spec);
+      status.replaceChildren(message(`job ${j.id} started`, 'ok'));
+      onJob(j);
+    } catch (e) {
+      status.replaceChildren(message(e.message));
+    } finally {
+      submit.disabled = false;
+    }
+  }
+  return el('form', { id: 'rerun-form', class: 'card', 'data-job': job.id, onsubmit: send },
+    el('h2', {}, `Re-run job ${job.id}`),
+    el('p', { class: 'muted' }, 'On the same uploads: trace ', ids.map((t) => `${(traces.get(t) || {}).name || ''} (${t})`).join(', '),
+      spec.go_trace ? `, Go trace ${spec.go_trace}` : '', spec.events ? `, events ${spec.events}` : '', '.'),
+    el('div', { class: 'fields' }, el('span', {}, 'Binaries'), el('div', {}, binRows), opts),
+    submit, ' ', el('button', { type: 'button', onclick: onClose }, 'Close'), status);
+}
+
+// DELETE, and when finished jobs still use the input, a second question.
+async function removeInput(kind, id, label, refresh) {
+  if (!confirm(`Delete ${label}?`)) return;
+  try {
+    await remove(`/api/v1/${kind}/${id}`);
+  } catch (e) {
+    if (e.status === 409 && /with_jobs/.test(e.message) && confirm(`${e.message}\n\nDelete those jobs too?`)) {
+      try {
+        await remove(`/api/v1/${kind}/${id}?with_jobs=1`);
+      } catch (e2) {
+        alert(e2.message);
+      }
+    } else {
+      alert(e.message);
+    }
+  }
+  refresh();
+}
+
+function jobRow(j, traces, refresh, rerun) {
   const t = traces.get(j.trace);
   const p = j.progress || {};
   const del = el('button', {
@@ -94,16 +257,21 @@ function jobRow(j, traces, refresh) {
   let prog;
   if (j.state === 'done') prog = el('span', { class: 'muted' }, num(p.instructions) + ' instr.');
   else if (ACTIVE.has(j.state)) {
-    prog = el('span', {}, progressBar(p.fraction || 0, `job ${j.id} progress`), ' ',
-      num(p.instructions), ' instr.');
+    const pr = progressOf(j, jobTotal(j, (id) => traces.get(id)));
+    prog = el('span', { class: 'job-progress', 'data-done': pr.done, 'data-total': pr.total ?? '',
+      'data-estimated': String(pr.estimated) },
+    progressBar(pr.fraction, `job ${j.id} progress`), ' ',
+    j.state === 'queued' ? `queued${p.queue_position !== undefined ? ' (position ' + p.queue_position + ')' : ''}` : progressLabel(pr));
   } else prog = el('span', { class: 'muted' }, j.error ? j.error.message : '');
+  const again = el('button', { type: 'button', class: 'rerun', 'aria-label': `re-run job ${j.id}`,
+    onclick: () => rerun(j) }, 'Re-run');
   return el('tr', { 'data-job': j.id, 'data-state': j.state },
     el('td', { class: 'num' }, el('a', { href: `#/jobs/${j.id}` }, j.id)),
     el('td', {}, t ? t.name : `trace ${j.trace}`),
     el('td', {}, el('span', { class: 'state ' + j.state }, j.state), j.partial ? ' (partial)' : ''),
     el('td', { class: 'progress-cell' }, prog),
     el('td', {}, date(j.created)),
-    el('td', {}, j.state === 'done' ? el('a', { href: `#/jobs/${j.id}`, class: 'button' }, 'Open') : '', ' ', del));
+    el('td', {}, j.state === 'done' ? el('a', { href: `#/jobs/${j.id}`, class: 'button' }, 'Open') : '', ' ', again, ' ', del));
 }
 
 function table(id, caption, head, rows) {
@@ -130,18 +298,30 @@ export function renderDashboard(main) {
     }
     if (gone) return;
     const tmap = new Map(traces.traces.map((t) => [t.id, t]));
-    const jobRows = [...jobs.jobs].reverse().map((j) => jobRow(j, tmap, refresh));
+    const bmap = new Map(bins.binaries.map((b) => [b.id, b]));
+    const rerun = (j) => {
+      const f = rerunForm(j, tmap, bmap, () => refresh(), () => { f.remove(); });
+      const old = document.getElementById('rerun-form');
+      if (old) old.replaceWith(f);
+      else lists.before(f);
+      f.scrollIntoView({ block: 'nearest' });
+    };
+    const jobRows = [...jobs.jobs].reverse().map((j) => jobRow(j, tmap, refresh, rerun));
+    const delBtn = (kind, id, label) => el('button', { type: 'button', class: 'danger', 'aria-label': `delete ${label}`,
+      onclick: () => removeInput(kind, id, label, refresh) }, 'Delete');
     lists.replaceChildren(
       table('jobs', 'Jobs', ['id', 'trace', 'state', 'progress', 'created', ''], jobRows),
-      table('traces', 'Traces', ['id', 'name', 'size', 'format', 'state', 'date'],
+      table('traces', 'Traces', ['id', 'name', 'size', 'format', 'state', 'date', ''],
         [...traces.traces].reverse().map((t) => el('tr', { 'data-trace': t.id },
           el('td', { class: 'num' }, t.id), el('td', {}, t.name), el('td', { class: 'num' }, bytes(t.size)),
-          el('td', {}, t.format), el('td', {}, t.state), el('td', {}, date(t.created))))),
-      table('binaries', 'Binaries', ['id', 'name', 'size', 'format', 'functions', 'date'],
+          el('td', {}, t.format), el('td', {}, t.state), el('td', {}, date(t.created)),
+          el('td', {}, delBtn('traces', t.id, `trace ${t.id} (${t.name})`))))),
+      table('binaries', 'Binaries', ['id', 'name', 'size', 'format', 'functions', 'date', ''],
         [...bins.binaries].reverse().map((b) => el('tr', { 'data-binary': b.id },
           el('td', { class: 'num' }, b.id), el('td', {}, b.name), el('td', { class: 'num' }, bytes(b.size)),
           el('td', {}, `ELF ${b.arch}${b.pie ? ' PIE' : ''}${b.has_dwarf ? ', DWARF' : ''}`),
-          el('td', { class: 'num' }, num(b.functions)), el('td', {}, date(b.created))))));
+          el('td', { class: 'num' }, num(b.functions)), el('td', {}, date(b.created)),
+          el('td', {}, delBtn('binaries', b.id, `binary ${b.id} (${b.name})`))))));
     const busy = jobs.jobs.some((j) => ACTIVE.has(j.state));
     timer = setTimeout(refresh, busy ? 700 : 5000);
   }

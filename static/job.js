@@ -9,11 +9,14 @@
 // (flamegraph.default() makes a chart, flamegraph.tooltip has the tooltip);
 // its own search builds a RegExp from the text, so a plain substring matcher
 // is installed instead; new data is shown with chart.update(data).
-import { exportURL, getJSON, speedscopeURL } from './api.js';
+import { exportURL, getJSON, getToken, speedscopeURL } from './api.js';
 import { ORDERS, keyboardFrames, screenTooltip } from './flame.js';
 import { drawSandwich } from './sandwich.js';
 import { pagedTable } from './table.js';
-import { date, el, escapeHTML, hashParams, ipc, message, num, percent, progressBar, setHashParams } from './util.js';
+import {
+  bytes, date, el, escapeHTML, hashParams, ipc, jobTotal, message, num, percent, progressBar, progressLabel, progressOf,
+  setHashParams, spinner,
+} from './util.js';
 
 const HIGHLIGHT = '#e600e6';
 // Nodes asked for at first: a document of a few hundred kB that d3 draws at
@@ -458,6 +461,44 @@ export function renderJob(main, id) {
   // Export options kept across redraws (clock rate, Perfetto's minimum).
   const exportOpts = { clock_hz: '', min_duration: '' };
 
+  // An export is made when asked (a replay of the stack events: seconds
+  // on long runs): fetched here with a spinner, the elapsed time and the
+  // bytes received, then saved under the server's file name.
+  const exportStatus = el('p', { id: 'export-status', 'aria-live': 'polite' });
+  async function saveExport(ev, f, label) {
+    if (ev.ctrlKey || ev.metaKey || ev.shiftKey || !window.ReadableStream) return;
+    ev.preventDefault();
+    const wait = spinner(`Preparing ${label}…`);
+    exportStatus.replaceChildren(wait.el);
+    try {
+      const t = getToken();
+      const resp = await fetch(ev.currentTarget.href, { headers: t ? { Authorization: 'Bearer ' + t } : {} });
+      if (!resp.ok) throw new Error(`${label}: HTTP ${resp.status}: ${(await resp.text()).slice(0, 200)}`);
+      const reader = resp.body.getReader();
+      const parts = [];
+      let n = 0;
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        parts.push(value);
+        n += value.length;
+        wait.el.lastChild.textContent = `Receiving ${label}: ${bytes(n)}`;
+      }
+      const name = (resp.headers.get('Content-Disposition') || '').match(/filename="?([^";]+)"?/);
+      const a = el('a', { href: URL.createObjectURL(new Blob(parts)), download: name ? name[1] : `job-${id}-${f}` });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(a.href), 60000);
+      exportStatus.replaceChildren(message(`${a.download}: ${bytes(n)} in ${wait.elapsed().toFixed(1)} s`, 'ok'));
+      exportStatus.dataset.bytes = String(n);
+    } catch (e) {
+      exportStatus.replaceChildren(message(e.message));
+    } finally {
+      wait.stop();
+    }
+  }
+
   function exportsBox() {
     const m = { metric: state.metric };
     const timeOpts = (f) => {
@@ -493,8 +534,10 @@ export function renderJob(main, id) {
         numberInput('clock-hz', 'clock_hz', 'Clock (Hz)', 'cycles per second: speedscope and Perfetto times in ns (traces with cycles)'),
         numberInput('min-duration', 'min_duration', 'Perfetto: leave out frames under (ns)', 'keeps exports of long traces small')),
       el('ul', { class: 'exports' }, files.map(([f, label, why]) => el('li', {},
-        el('a', { class: 'button', 'data-export': f, href: exportURL(id, f, { ...m, ...timeOpts(f), download: 1 }) }, label),
+        el('a', { class: 'button', 'data-export': f, href: exportURL(id, f, { ...m, ...timeOpts(f), download: 1 }),
+          onclick: (ev) => saveExport(ev, f, label) }, label),
         ' ', el('span', { class: 'muted' }, why)))),
+      exportStatus,
       speedscopeNote());
   }
 
@@ -694,9 +737,9 @@ export function renderJob(main, id) {
     head.textContent = `Job ${id}` + (trace ? `: ${trace.name}` : '');
     document.title = `oobprof: job ${id}`;
     if (job.state === 'queued' || job.state === 'running') {
-      const p = job.progress || {};
-      note.replaceChildren(el('p', {}, `${job.state}: `,
-        progressBar(p.fraction || 0, 'job progress'), ` ${num(p.instructions)} instructions`));
+      const pr = progressOf(job, jobTotal(job, (t) => (trace && trace.id === t ? trace : null)));
+      note.replaceChildren(el('p', { id: 'job-progress', 'data-done': pr.done, 'data-total': pr.total ?? '' },
+        `${job.state}: `, progressBar(pr.fraction, 'job progress'), ' ', progressLabel(pr)));
       timer = setTimeout(load, 700);
       return;
     }

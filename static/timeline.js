@@ -4,9 +4,11 @@
 // Scroll to zoom, drag to pan: the view asks the server again for its window
 // with one pixel as the merge bound, so a lane never carries more intervals
 // than it has pixels. Clicking a hart interval shows the flame graph of
-// exactly that time range on that hart.
+// exactly that time range on that hart. Shift-drag (or drag in "select"
+// mode) selects a window: its flame graph here, and a link to the job page
+// with its flame graph and table.
 import { getJSON } from './api.js';
-import { el, message, num } from './util.js';
+import { el, message, num, spinner } from './util.js';
 import { frameColor } from './job.js';
 
 const LANE = 18;
@@ -84,8 +86,36 @@ function drawFlame(box, url, title) {
   }).catch((e) => box.append(message(e.message)));
 }
 
+// What the colours mean: one hue per process (blues in the kernel, oranges
+// in user space, as in the flame graph) and the Go states.
+const MAX_LEGEND = 40;
+function legendOf(doc) {
+  const item = (color, label, kind) => el('li', { 'data-kind': kind, 'data-color': color },
+    el('span', { class: 'swatch', style: `background:${color}` }), label);
+  const procs = doc.processes || [];
+  const items = procs.slice(0, MAX_LEGEND).map((p) => {
+    const name = `${p.comm} ${p.pid}`;
+    return el('li', { 'data-kind': 'process', 'data-pid': p.pid, 'data-color': frameColor('user', name),
+      'data-kernel-color': frameColor('kernel', name) },
+    el('span', { class: 'swatch', style: `background:${frameColor('user', name)}`, title: 'user' }),
+    el('span', { class: 'swatch', style: `background:${frameColor('kernel', name)}`, title: 'kernel' }),
+    `${p.comm} (pid ${p.pid})`);
+  });
+  if (procs.length > MAX_LEGEND) items.push(el('li', { class: 'muted' }, `and ${num(procs.length - MAX_LEGEND)} more processes`));
+  if (!procs.length) {
+    items.push(item(frameColor('user', ''), 'user', 'priv'), item(frameColor('kernel', ''), 'kernel', 'priv'));
+  }
+  const go = doc.go ? Object.entries(GO_COLORS).map(([state, c]) => item(c, `Go: ${state}`, 'go')) : [];
+  return el('div', { id: 'timeline-legend' },
+    el('ul', { class: 'legend', 'aria-label': 'process colours (left swatch user, right kernel)' }, items),
+    go.length ? el('ul', { class: 'legend', 'aria-label': 'Go states' }, go) : null);
+}
+
 export function renderTimeline(main, id) {
-  const status = el('p', { class: 'muted', id: 'timeline-status' }, 'Loading the timeline…');
+  const status = el('p', { class: 'muted', id: 'timeline-status' });
+  // the first document replays the job's stack events: seconds on a long run
+  const wait = spinner('Loading the timeline…');
+  status.append(wait.el);
   const chartBox = el('div', { id: 'timeline', class: 'timeline' });
   // the axis above the lanes, sticky: in view while 160 goroutine lanes scroll
   const axisBox = el('div', { id: 'timeline-axis', class: 'timeline-axis' });
@@ -93,9 +123,16 @@ export function renderTimeline(main, id) {
     'Flame graph and table of the visible window');
   const detail = el('p', { id: 'timeline-detail', class: 'mono' }, 'Hover an interval for details; click a hart interval for its flame graph.');
   const flameBox = el('div', { id: 'timeline-flame-box' });
+  const selectMode = el('input', { type: 'checkbox', id: 'timeline-select-mode' });
+  const selection = el('p', { id: 'timeline-selection', 'aria-live': 'polite', class: 'muted' },
+    'Shift-drag (or tick "select" and drag) over the lanes to select a window.');
+  const legendBox = el('div', { id: 'timeline-legend-box' });
   main.append(
     el('p', {}, el('a', { href: `#/jobs/${id}` }, `← job ${id}`)),
-    el('h2', {}, `Job ${id}: timeline`), status, el('p', {}, windowLink), axisBox, chartBox, detail, flameBox);
+    el('h2', {}, `Job ${id}: timeline`), status,
+    el('p', { class: 'controls' }, windowLink, ' ', el('label', { for: 'timeline-select-mode' }, selectMode,
+      ' select: drag selects a window instead of panning')),
+    selection, legendBox, axisBox, chartBox, detail, flameBox);
   let doc = null;
   let x = null;
   let x0 = null;
@@ -134,14 +171,17 @@ export function renderTimeline(main, id) {
         .attr('data-start', (d) => d.s).attr('data-end', (d) => d.e)
         .on('mouseover', (ev, d) => { detail.textContent = describe(lane, d, doc); })
         .on('click', (ev, d) => {
-          if (lane.kind !== 'hart') return;
+          if (lane.kind !== 'hart' || selecting(ev)) return;
           const url = `/api/v1/jobs/${id}/flamegraph?from=${d.s}&to=${d.e}&hart=${lane.hart}`;
           drawFlame(flameBox, url, `Flame graph of [${num(d.s)}, ${num(d.e)}) on ${lane.label}`);
         })
         .append('title').text((d) => describe(lane, d, doc));
     });
+    brushOn(svg, h);
     const zoom = d3.zoom().scaleExtent([1, 1e7]).translateExtent([[LABEL, 0], [w, h]])
       .extent([[LABEL, 0], [w, h]])
+      // shift (or select mode) drags a selection instead: no pan then
+      .filter((ev) => (ev.type === 'wheel' || !ev.button) && !(ev.type !== 'wheel' && selecting(ev)))
       .on('zoom', (ev) => {
         transform = ev.transform;
         x = transform.rescaleX(x0);
@@ -159,6 +199,49 @@ export function renderTimeline(main, id) {
     restoring = false;
   }
 
+  const selecting = (ev) => ev.shiftKey || selectMode.checked;
+
+  // The selection: a band drawn while dragging; on release, the window in
+  // axis units (whole units that cover the pixels), its flame graph below,
+  // and the link to the job page's flame graph and table of it.
+  function brushOn(svg, h) {
+    const band = svg.append('rect').attr('class', 'selection-band').attr('y', 0).attr('height', h)
+      .attr('width', 0).attr('visibility', 'hidden');
+    let start = null;
+    const px = (ev) => Math.min(width(), Math.max(LABEL, d3.pointer(ev, svg.node())[0]));
+    svg.on('pointerdown.select', (ev) => {
+      if (ev.button || !selecting(ev)) return;
+      start = px(ev);
+      band.attr('x', start).attr('width', 0).attr('visibility', 'visible');
+      svg.node().setPointerCapture(ev.pointerId);
+      ev.preventDefault();
+    }).on('pointermove.select', (ev) => {
+      if (start === null) return;
+      const p = px(ev);
+      band.attr('x', Math.min(start, p)).attr('width', Math.abs(p - start));
+    }).on('pointerup.select', (ev) => {
+      if (start === null) return;
+      const [a, b] = [start, px(ev)].sort((u, v) => u - v);
+      start = null;
+      if (b - a < 2) {
+        band.attr('visibility', 'hidden');
+        return;
+      }
+      select(Math.max(0, Math.floor(x.invert(a))), Math.ceil(x.invert(b)));
+    });
+  }
+
+  function select(from, to) {
+    const link = el('a', { id: 'timeline-selection-open', class: 'button primary',
+      href: `#/jobs/${id}?from=${from}&to=${to}` }, 'Flame graph and table of the selection');
+    selection.className = '';
+    selection.dataset.from = String(from);
+    selection.dataset.to = String(to);
+    selection.replaceChildren(`Selected [${num(from)}, ${num(to)}) ${doc.axis}: ${num(to - from)} long. `, link);
+    drawFlame(flameBox, `/api/v1/jobs/${id}/flamegraph?from=${from}&to=${to}`,
+      `Flame graph of [${num(from)}, ${num(to)}) on all harts`);
+  }
+
   async function load(from, to, first) {
     const px = (to - from) / (width() - LABEL);
     try {
@@ -172,8 +255,13 @@ export function renderTimeline(main, id) {
       const go = d.go ? (d.go.clock.ok ? `, Go clock ${d.go.clock.source} on ${num(d.go.clock.anchors || 0)} anchors`
         : `, Go trace not aligned: ${d.go.clock.error}`) : '';
       status.textContent = `axis: ${d.axis}, ${num(d.end - d.start)} long; ${num(d.merged)} intervals merged at this zoom${go}`;
+      if (first) {
+        wait.stop();
+        legendBox.replaceChildren(legendOf(d));
+      }
       render();
     } catch (e) {
+      wait.stop();
       status.replaceWith(message(e.message));
     }
   }
@@ -181,6 +269,6 @@ export function renderTimeline(main, id) {
   // First the extent (everything merged to one interval per lane), then the
   // whole run at one pixel's resolution.
   getJSON(timelineURL(id, null, null, 1e18)).then((d) => load(d.start, d.end, true))
-    .catch((e) => status.replaceWith(message(e.message)));
-  return () => { alive = false; clearTimeout(timer); };
+    .catch((e) => { wait.stop(); status.replaceWith(message(e.message)); });
+  return () => { alive = false; clearTimeout(timer); wait.stop(); };
 }

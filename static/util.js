@@ -77,3 +77,69 @@ export function setHashParams(base, values) {
   const s = q.toString();
   history.replaceState(null, '', base + (s ? '?' + s : ''));
 }
+
+// ---- job progress ----
+
+// The job's total instructions when it is known: the records counted when
+// its traces were uploaded (a streaming trace has none yet), capped by
+// options.max_insns. null when unknown.
+export function jobTotal(job, traceById) {
+  const spec = job.spec || {};
+  const ids = spec.traces || [spec.trace || job.trace];
+  let total = 0;
+  for (const id of ids) {
+    const t = traceById(id);
+    if (!t || t.state !== 'ready' || !t.records || t.format === 'fireperf' || t.format === 'events') return null;
+    total += t.records;
+  }
+  const max = spec.options && spec.options.max_insns;
+  return max ? Math.min(max, total) : total;
+}
+
+// Done, total (known, or estimated from the bytes read: instructions so
+// far over the fraction of bytes), fraction and ETA (seconds, from the
+// time since the job started) of a job.
+export function progressOf(job, total, nowMs = Date.now()) {
+  const p = job.progress || {};
+  const done = p.instructions || 0;
+  let all = total || null;
+  let estimated = false;
+  if (!all && p.fraction > 0 && done) {
+    all = Math.round(done / p.fraction);
+    estimated = true;
+  }
+  const fraction = all ? Math.min(1, done / all) : p.fraction || 0;
+  let eta = null;
+  if (job.state === 'running' && job.started && fraction > 0 && fraction < 1) {
+    const elapsed = Math.max(0, nowMs / 1000 - job.started);
+    eta = (elapsed * (1 - fraction)) / fraction;
+  }
+  return { done, total: all, estimated, fraction, eta };
+}
+
+export function duration(s) {
+  if (s === null || s === undefined) return '—';
+  if (s < 60) return `${s.toFixed(s < 10 ? 1 : 0)} s`;
+  const m = Math.floor(s / 60);
+  return m < 60 ? `${m} min ${Math.round(s % 60)} s` : `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
+// "1,234 / 5,678 instructions, ETA 12 s" (≈ and a note when estimated).
+export function progressLabel(pr) {
+  const total = pr.total === null ? 'unknown total' : (pr.estimated ? '≈' : '') + num(pr.total);
+  return `${num(pr.done)} / ${total} instructions` +
+    (pr.estimated ? ' (total estimated from the bytes read)' : '') +
+    (pr.eta !== null ? `, ETA ${duration(pr.eta)}` : '');
+}
+
+// A spinner and the seconds since start, updated until stop() is called:
+// for waits whose length nobody knows in advance (timeline, exports).
+export function spinner(what) {
+  const t0 = Date.now();
+  const text = el('span', {}, what);
+  const box = el('span', { class: 'spinner-box', role: 'status' }, el('span', { class: 'spinner', 'aria-hidden': 'true' }), ' ', text);
+  const tick = () => { text.textContent = `${what} ${duration((Date.now() - t0) / 1000)}`; };
+  tick();
+  const timer = setInterval(tick, 250);
+  return { el: box, stop: () => clearInterval(timer), elapsed: () => (Date.now() - t0) / 1000 };
+}

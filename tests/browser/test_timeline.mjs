@@ -5,7 +5,10 @@
 // hover, and a click must draw the flame graph of exactly that interval: its
 // root value equals the interval's length, computed by the test from the
 // rectangle's own data-start/data-end. Zooming asks the server for the new
-// window. A screenshot is left in tests/out/screenshots/timeline.png.
+// window. Shift-drag selects a window (checked against the axis's own
+// scale), whose flame graph and job page show exactly it; the legend has
+// every process in the colours its intervals are drawn with. Screenshots:
+// tests/out/screenshots/timeline.png, timeline-select.png.
 import fs from 'node:fs';
 import path from 'node:path';
 import {
@@ -174,6 +177,69 @@ async function main() {
       await page.screenshot({ path: screenshotPath('timeline-window-job.png') });
       await page.goBack();
       return `[${from}, ${to}): ${root} instructions, ${top.count} functions`;
+    });
+    await R.run('the legend names every process with the colours its intervals have', async () => {
+      await page.waitForSelector('#timeline rect.iv');
+      const doc = await api(srv.url, 'GET', `/api/v1/jobs/${job.id}/timeline?min_duration=1000000000000`);
+      const legend = await page.locator('#timeline-legend li[data-kind="process"]').evaluateAll((ls) =>
+        ls.map((l) => ({ pid: Number(l.dataset.pid), user: l.dataset.color, kernel: l.dataset.kernelColor })));
+      const want = doc.processes.slice(0, 40).map((p) => p.pid);
+      check(JSON.stringify(legend.map((l) => l.pid)) === JSON.stringify(want),
+        `legend pids ${legend.map((l) => l.pid)}, API ${want}`);
+      const colours = new Set(legend.flatMap((l) => [l.user, l.kernel]));
+      const fills = await page.locator('#timeline .lane-hart rect.iv').evaluateAll((rs) => rs.map((r) => r.getAttribute('fill')));
+      const stray = fills.filter((f) => !colours.has(f));
+      check(doc.processes.length > 40 || stray.length === 0, `${stray.length} of ${fills.length} intervals in no legend colour: ${stray[0]}`);
+      return `${legend.length} processes, ${fills.length} intervals in their colours`;
+    });
+    await R.run('shift-drag selects a window: its flame graph, then the job page of exactly it', async () => {
+      await page.waitForSelector('#timeline rect.iv');
+      await sleep(500);
+      const box = await page.locator('#timeline svg').boundingBox();
+      // the axis scale, from two ticks: their values and their positions
+      const ticks = await page.locator('#timeline-axis .tick').evaluateAll((gs) => gs.map((g) => ({
+        v: d3.select(g).datum(), x: g.transform.baseVal[0].matrix.e })));
+      check(ticks.length >= 2, 'fewer than 2 ticks');
+      const [t0, t1] = [ticks[0], ticks[ticks.length - 1]];
+      const axisBox = await page.locator('#timeline-axis svg').boundingBox();
+      const inv = (px) => t0.v + (px - axisBox.x - t0.x) * (t1.v - t0.v) / (t1.x - t0.x);
+      const xa = box.x + 150 + (box.width - 150) * 0.3; const xb = box.x + 150 + (box.width - 150) * 0.55;
+      const y = box.y + 9;
+      await page.keyboard.down('Shift');
+      await page.mouse.move(xa, y);
+      await page.mouse.down();
+      await page.mouse.move((xa + xb) / 2, y, { steps: 4 });
+      await page.mouse.move(xb, y, { steps: 4 });
+      await page.mouse.up();
+      await page.keyboard.up('Shift');
+      await page.waitForSelector('#timeline-selection-open', { timeout: 20000 });
+      const from = Number(await page.locator('#timeline-selection').getAttribute('data-from'));
+      const to = Number(await page.locator('#timeline-selection').getAttribute('data-to'));
+      const span = t1.v - t0.v;
+      check(Math.abs(from - inv(xa)) <= span * 1e-3 + 1 && Math.abs(to - inv(xb)) <= span * 1e-3 + 1,
+        `selected [${from}, ${to}), the pixels read [${inv(xa)}, ${inv(xb)})`);
+      await page.waitForFunction(() => document.querySelector('#timeline-flame-box')?.dataset.value, null, { timeout: 60000 });
+      const shown = Number(await page.locator('#timeline-flame-box').getAttribute('data-value'));
+      const doc = await api(srv.url, 'GET', `/api/v1/jobs/${job.id}/flamegraph?from=${from}&to=${to}`);
+      check(shown === doc.value && shown > 0, `selection flame ${shown}, API ${doc.value}`);
+      // one hart, no cycles: the window holds exactly to - from instructions
+      const tl = await api(srv.url, 'GET', `/api/v1/jobs/${job.id}/timeline?min_duration=1000000000000`);
+      check(tl.axis !== 'cycles' && tl.harts.length === 1 && to <= tl.end, `axis ${tl.axis}, ${tl.harts.length} harts`);
+      check(doc.value === to - from, `${doc.value} instructions in [${from}, ${to})`);
+      await sleep(800);
+      await page.screenshot({ path: screenshotPath('timeline-select.png'), fullPage: true });
+      await page.click('#timeline-selection-open');
+      await page.waitForFunction(() => document.querySelector('#top caption')?.textContent.includes('window'),
+        null, { timeout: 60000 });
+      await page.waitForSelector('#flame svg g.frame', { timeout: 60000 });
+      await sleep(500);
+      const root = await page.locator('#flame g.frame[name="all"]').evaluate((g) => d3.select(g).datum().data.value);
+      check(root === doc.value, `job page root ${root}, API ${doc.value}`);
+      const top = await api(srv.url, 'GET', `/api/v1/jobs/${job.id}/top?from=${from}&to=${to}&limit=10000000`);
+      const sum = top.functions.reduce((a, f) => a + f.self_instructions, 0);
+      check(sum === doc.value, `table sums to ${sum}, flame graph ${doc.value}`);
+      await page.goBack();
+      return `[${from}, ${to}): ${root} instructions`;
     });
     await goCase(page, srv);
     await checkClean(R, br, errors);

@@ -163,6 +163,7 @@ async function main() {
       await page.waitForSelector('#upload-form');
       await page.setInputFiles('#up-trace', TRACE);
       await page.setInputFiles('#up-bins', ELF);
+      await page.uncheck('#up-open'); // stay on the dashboard (test_dashboard opens the job)
       await page.click('#up-submit');
       const row = page.locator('#jobs tr[data-job]').first();
       await row.waitFor({ timeout: 20000 });

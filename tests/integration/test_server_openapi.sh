@@ -124,4 +124,11 @@ if [ -n "$help" ] && [ "$help" = "$readable" ]; then
 else
 	fail "readable formats" "oobprof --help lists '$help', GET /api/v1/formats '$readable'"
 fi
+# The document itself is served, byte for byte, with a YAML type.
+ct=$(curl -s -o "$W/served.yaml" -w '%{http_code} %{content_type}' "$SRV_URL/api/v1/openapi.yaml")
+if [ "$ct" = "200 application/yaml; charset=utf-8" ] && cmp -s "$W/served.yaml" "$OOB_SRCDIR/api/openapi.yaml"; then
+	pass "GET /api/v1/openapi.yaml serves api/openapi.yaml ($(wc -c <"$W/served.yaml") bytes)"
+else
+	fail "GET /api/v1/openapi.yaml" "$ct; differs from api/openapi.yaml: $(cmp "$W/served.yaml" "$OOB_SRCDIR/api/openapi.yaml" 2>&1)"
+fi
 srv_stop || fail "clean shutdown" "exit status $? (sanitizer report in $W/data.log?)"
