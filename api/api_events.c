@@ -80,3 +80,16 @@ struct evidx *api_job_index(struct api_ctx *c, int64_t id)
 		OOB_WARN("job %lld: %s: replaying its whole event log", (long long)id, e.msg);
 	return ix;
 }
+
+struct timeline_lod *api_job_lod(struct api_ctx *c, int64_t id)
+{
+	char rel[128], abs[1400];
+	struct oob_err e = {0};
+	result_path(id, RESULT_LOD, rel, sizeof(rel));
+	store_abspath(c->store, rel, abs, sizeof(abs));
+	struct timeline_lod *l = timeline_lod_open(abs, &e);
+	if (!l && e.code != -ENOENT)
+		OOB_WARN("job %lld: %s: coarse timelines replay its event log", (long long)id,
+			 e.msg);
+	return l;
+}

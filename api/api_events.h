@@ -18,6 +18,7 @@
 #include "api_routes.h"
 #include "catalog.h"
 #include "recon/evidx.h"
+#include "timeline/timeline_lod.h"
 #include "recon/evlog.h"
 #include "profile/profile.h"
 #include "result.h"
@@ -38,5 +39,10 @@ struct evlog *api_job_events(struct api_ctx *c, const struct catalog_result *row
  * NULL: a job of an oobprofd that wrote none, or an index that does not open
  * (logged): the views then replay the whole log. */
 struct evidx *api_job_index(struct api_ctx *c, int64_t id);
+
+/* The timeline's summaries of that log (results/<id>/events.lod; free with
+ * timeline_lod_free), or NULL: none written, or a file that does not open
+ * (logged). */
+struct timeline_lod *api_job_lod(struct api_ctx *c, int64_t id);
 
 #endif

@@ -7,11 +7,13 @@
 #include "api_events.h"
 #include "api_json.h"
 #include "jobspec.h"
+#include "util/oob_log.h"
 #include "util/oob_mem.h"
 #include "profile/profile_json.h"
 #include "timeline/timeline.h"
 #include "timeline/timeline_go.h"
 #include "timeline/timeline_json.h"
+#include "timeline/timeline_lod.h"
 #include "result.h"
 
 static int window_args(struct http_req *r, struct timeline_opts *o, struct oob_err *e)
@@ -119,8 +121,87 @@ static void job_events_put(struct api_ctx *c, struct job_events *x)
 		api_cache_put(c->cache, x->ref);
 }
 
+enum { DETAIL_AUTO, DETAIL_EXACT, DETAIL_BUCKETS };
+
+static int detail_arg(struct http_req *r, int *d, struct oob_err *e)
+{
+	const char *s = http_req_arg(r, "detail");
+	*d = DETAIL_AUTO;
+	if (!s || !strcmp(s, "auto"))
+		return 0;
+	if (!strcmp(s, "exact"))
+		*d = DETAIL_EXACT;
+	else if (!strcmp(s, "buckets"))
+		*d = DETAIL_BUCKETS;
+	else
+		return oob_err_set(e, -EINVAL, "detail \"%.40s\": expected auto, exact or buckets",
+				   s);
+	return 0;
+}
+
+/* The events a replay of the window goes through, from the index: each
+ * hart's events taken as spread evenly over its time. */
+static double window_events(struct evidx *ix, const struct timeline_opts *o)
+{
+	double n = 0;
+	for (unsigned i = 0; i < evidx_nharts(ix); i++) {
+		uint64_t first, last, ev;
+		if ((o->hart >= 0 && (unsigned)o->hart != i) ||
+		    evidx_hart_events(ix, i, &first, &last, &ev) < 0 || !ev)
+			continue;
+		uint64_t a = o->from > first ? o->from : first;
+		uint64_t b = o->to && o->to < last ? o->to : last;
+		if (last == first)
+			n += o->from <= first && (!o->to || first < o->to) ? (double)ev : 0;
+		else if (b > a)
+			n += (double)ev * (double)(b - a) / (double)(last - first);
+	}
+	return n;
+}
+
+/* Whether detail=auto answers from the summaries: a replay of the window
+ * would be long, and a bucket fits in min_duration. */
+static int auto_buckets(const struct job_events *x, struct timeline_lod *l,
+			const struct timeline_opts *o)
+{
+	return x->ix && o->min_dur >= timeline_lod_finest(l) &&
+	       window_events(x->ix, o) > API_TIMELINE_LOD_EVENTS;
+}
+
+/* The hart intervals as detail asks: exact (a replay of the window),
+ * buckets (the job's summaries; a replay builds them when the file is
+ * missing or damaged), or auto (buckets when auto_buckets says so and the
+ * file serves, else exact). */
+static int harts_of(struct api_ctx *c, int64_t id, const struct job_events *x,
+		    const struct timeline_opts *o, int detail, struct timeline **t,
+		    struct oob_err *e)
+{
+	struct timeline_lod *l = detail == DETAIL_EXACT ? NULL : api_job_lod(c, id);
+	struct oob_err why = {0};
+	if (l && (timeline_lod_cycles(l) != profile_has_cycles(x->p) ||
+		  (detail == DETAIL_AUTO && !auto_buckets(x, l, o)))) {
+		timeline_lod_free(l);
+		l = NULL;
+	}
+	if (l && timeline_lod_query(l, x->p, o, t, &why) == 0) {
+		timeline_lod_free(l);
+		return 0;
+	}
+	if (l)
+		OOB_WARN("job %lld: %s: replaying its event log", (long long)id, why.msg);
+	timeline_lod_free(l);
+	if (detail != DETAIL_BUCKETS)
+		return timeline_harts_ix(x->log, x->ix, x->p, o, t, e);
+	if (!(l = timeline_lod_new(x->log, x->ix, x->p, e)))
+		return e->code;
+	int rc = timeline_lod_query(l, x->p, o, t, e);
+	timeline_lod_free(l);
+	return rc;
+}
+
 static json_t *build(struct api_ctx *c, struct http_req *r, int64_t id, struct oob_err *e)
 {
+	int detail;
 	struct timeline_opts o;
 	struct job_events x = {0};
 	struct timeline *t = NULL;
@@ -129,8 +210,8 @@ static json_t *build(struct api_ctx *c, struct http_req *r, int64_t id, struct o
 	const char *tr = http_req_arg(r, "tracks");
 	json_t *j = NULL;
 	if (window_args(r, &o, e) < 0 || (tr && timeline_tracks_parse(tr, &tracks, e) < 0) ||
-	    job_events_get(c, id, &x, e) < 0 ||
-	    timeline_harts_ix(x.log, x.ix, x.p, &o, &t, e) < 0 || api_go_load(c, id, &go, e) < 0)
+	    detail_arg(r, &detail, e) < 0 || job_events_get(c, id, &x, e) < 0 ||
+	    harts_of(c, id, &x, &o, detail, &t, e) < 0 || api_go_load(c, id, &go, e) < 0)
 		goto out;
 	j = timeline_json(t, x.p, go.trace ? &go.go : NULL, &o, tracks);
 	if (go.clock && !go.aligned)

@@ -2,7 +2,7 @@
  * api_timeline: what ran when, from a finished job's stack events
  * (api_events.h) and its Go trace.
  *
- * GET /api/v1/jobs/{id}/timeline?from=&to=&min_duration=&tracks=&hart=
+ * GET /api/v1/jobs/{id}/timeline?from=&to=&min_duration=&tracks=&hart=&detail=
  *   The document of core/timeline/timeline_json.h: per-hart (process, user|kernel)
  *   intervals and, for a job with a "go_trace", the Go goroutine, P, M and
  *   GC tracks mapped onto the same axis. from/to bound the window (axis
@@ -11,6 +11,13 @@
  *   API_TIMELINE_MAX_INTERVALS come back; past that, 413 asking for a
  *   larger min_duration. A job whose Go clock could not be fitted answers
  *   with "go": {"clock": {"ok": false, "error": ...}} and no Go tracks.
+ *   detail=exact: the hart intervals of a replay of the window, merged by
+ *   min_duration (timeline.h). detail=buckets: the bucketed answer of the
+ *   job's level-of-detail summaries (timeline_lod.h; a job without them, or
+ *   with a damaged file, builds them by a replay first). detail=auto (the
+ *   default): buckets when the summaries open, min_duration is at least
+ *   their finest bucket and the index puts more than API_TIMELINE_LOD_EVENTS
+ *   events in the window; exact otherwise. The document says which.
  *
  * The Perfetto export (api_export.c) adds the same Go tracks.
  *
@@ -27,6 +34,8 @@
 #include "timeline/timeline_go.h"
 
 #define API_TIMELINE_MAX_INTERVALS 1000000
+/* detail=auto answers from the summaries past this many events to replay. */
+#define API_TIMELINE_LOD_EVENTS (1u << 20)
 
 /* The Go side of job id (its go_trace and stored clock): trace NULL when the
  * job has none, or when its clock was refused (aligned 0, clock says why). */

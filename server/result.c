@@ -37,6 +37,7 @@ void result_path(int64_t job, enum result_file f, char *buf, size_t n)
 	    [RESULT_EVENTS] = "/events.evl",
 	    [RESULT_GO] = "/go.json",
 	    [RESULT_INDEX] = "/events.idx",
+	    [RESULT_LOD] = "/events.lod",
 	};
 	snprintf(buf, n, "results/%lld%s", (long long)job, names[f]);
 }

@@ -62,6 +62,8 @@ enum result_file {
 	RESULT_GO,	/* go.json */
 	RESULT_INDEX,	/* events.idx: the index of events.evl (evidx.h); jobs of
 			   older oobprofds have none and are replayed whole */
+	RESULT_LOD,	/* events.lod: the timeline's summaries (timeline_lod.h);
+			   without it coarse timelines replay the log */
 };
 
 /* The path of job's file f relative to the data folder ("results/<job>/...")

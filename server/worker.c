@@ -18,6 +18,7 @@
 #include "profile/profile_json.h"
 #include "result.h"
 #include "timeline/timeline_go.h"
+#include "timeline/timeline_lod.h"
 #include "trace/trace_formats.h"
 #include "trace/trace_merge.h"
 
@@ -394,6 +395,38 @@ static void keep_index(struct run *run)
 	run->ix = NULL;
 }
 
+/* The timeline's summaries of the installed log (one more replay, so that
+ * the first timeline of a long job needs none). Without them coarse
+ * timelines replay the log: a warning, not a failed job. */
+static void keep_lod(struct run *run, const struct catalog_result *r, const struct profile *p)
+{
+	struct oob_err err = {0};
+	char rel[128], abs[1400], tmp[1400];
+	int64_t id = run->ctl->id;
+	store_abspath(run->env->store, r->events, abs, sizeof(abs));
+	struct evlog *log = evlog_open(abs, &err);
+	struct evidx *ix = NULL;
+	if (log && evlog_capped(log)) { /* its timeline is refused anyway */
+		evlog_free(log);
+		return;
+	}
+	result_path(id, RESULT_INDEX, rel, sizeof(rel));
+	store_abspath(run->env->store, rel, abs, sizeof(abs));
+	if (log)
+		ix = evidx_open(abs, NULL);
+	result_path(id, RESULT_LOD, rel, sizeof(rel));
+	int rc = log ? store_temp_path(run->env->store, rel, tmp, sizeof(tmp), &err) : err.code;
+	if (rc == 0 && (rc = timeline_lod_build(log, ix, p, tmp, &err)) == 0)
+		rc = store_install(run->env->store, tmp, rel, &err);
+	if (rc < 0) {
+		OOB_WARN("job %lld: no timeline summaries: %s", (long long)id, err.msg);
+		if (log)
+			unlink(tmp);
+	}
+	evidx_free(ix);
+	evlog_free(log);
+}
+
 /* Puts the finished stack-event log in place as the result's events.evl and
  * records it in the result row. */
 static int keep_events(struct run *run, struct catalog_result *r, struct oob_err *err)
@@ -501,6 +534,8 @@ static int finish(struct run *run, int rc, struct profile *p, struct oob_err *er
 		rc = write_result(run, p, partial, &r, err);
 		if (rc == 0)
 			rc = keep_events(run, &r, err);
+		if (rc == 0 && r.events[0])
+			keep_lod(run, &r, p);
 		if (rc == 0) {
 			const struct profile_stats *st = profile_stats(p);
 			catalog_job_progress(cat, id, st->raw_bytes, run->total, st->instructions,

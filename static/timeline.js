@@ -26,9 +26,10 @@ function timelineURL(id, from, to, minDuration) {
 }
 
 // Lanes from the document: [{label, kind, hart, intervals}], intervals as
-// {s, e, state, other, n}.
+// {s, e, state, other, n, busy}; busy (the time the state shown held) only
+// in a bucketed answer (detail "buckets": a long job seen whole).
 function lanesOf(doc) {
-  const iv = (v) => v.map(([s, e, state, other, n]) => ({ s, e, state, other, n }));
+  const iv = (v) => v.map(([s, e, state, other, n, busy]) => ({ s, e, state, other, n, busy }));
   const lanes = (doc.harts || []).map((h) => ({ label: `hart ${h.hart}`, kind: 'hart', hart: h.hart, intervals: iv(h.intervals) }));
   const go = doc.go || {};
   if (go.gc && go.gc.length) lanes.push({ label: 'GC', kind: 'go', intervals: iv(go.gc) });
@@ -49,7 +50,9 @@ function colorOf(lane, d, doc) {
 
 function describe(lane, d, doc) {
   const span = `[${num(d.s)}, ${num(d.e)}) ${doc.axis}: ${num(d.e - d.s)}`;
-  const merged = d.n > 1 ? ` (${d.n} intervals merged; the longest shown)` : '';
+  const merged = d.busy !== undefined
+    ? ` (${num(d.n)} intervals; the one shown ran ${(100 * d.busy / Math.max(1, d.e - d.s)).toFixed(1)} % of it)`
+    : d.n > 1 ? ` (${d.n} intervals merged; the longest shown)` : '';
   if (lane.kind === 'hart') {
     const p = d.other === null ? null : doc.processes[d.other];
     const who = p ? `${p.comm} (pid ${p.pid})` : 'no process';

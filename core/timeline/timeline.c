@@ -93,7 +93,19 @@ struct hreplay {
 	struct timeline *t;
 	struct hstate *hs;
 	size_t nhs;
+	timeline_span_fn fn; /* set: every span goes here, unmerged */
+	void *fn_ctx;
 };
+
+/* A hart's finished interval: to its merger, or to the caller's sink (which
+ * sees what a merger without min_dur keeps: the spans longer than 0). */
+static void emit(struct hreplay *x, struct hstate *h, unsigned hart)
+{
+	if (!x->fn)
+		timeline_merger_add(&h->mg, &h->cur);
+	else if (h->cur.end > h->cur.start)
+		x->fn(x->fn_ctx, hart, &h->cur);
+}
 
 static struct hstate *hstate_get(struct hstate **hs, size_t *n, unsigned hart)
 {
@@ -140,7 +152,7 @@ static int on_hart_event(void *ctx, const struct recon_event *ev)
 			x->t->start = t;
 	} else if (s.a != h->cur.a || s.state != h->cur.state) {
 		h->cur.end = t;
-		timeline_merger_add(&h->mg, &h->cur);
+		emit(x, h, ev->hart);
 		h->cur = s;
 		h->cur.start = t;
 	}
@@ -267,6 +279,30 @@ int timeline_harts_ix(struct evlog *log, struct evidx *ix, const struct profile 
 	}
 	*out = t;
 	return 0;
+}
+
+int timeline_harts_each(struct evlog *log, const struct profile *p, timeline_span_fn fn, void *ctx,
+			struct oob_err *err)
+{
+	struct timeline t = {0};
+	struct timeline_opts o = {.hart = -1};
+	struct hreplay x = {.p = p, .o = &o, .cycles = profile_has_cycles(p), .t = &t};
+	unsigned nh = evlog_nharts(log);
+	x.fn = fn;
+	x.fn_ctx = ctx;
+	x.proc_of = process_index(p);
+	x.hs = oob_xcalloc(nh ? nh : 1, sizeof(*x.hs));
+	x.nhs = nh;
+	int rc = evlog_for(log, p, -1, on_hart_event, &x, err);
+	for (unsigned i = 0; rc == 0 && i < x.nhs; i++) {
+		if (!x.hs[i].started)
+			continue;
+		x.hs[i].cur.end = x.hs[i].t0;
+		emit(&x, &x.hs[i], i);
+	}
+	free(x.proc_of);
+	hstates_free(x.hs, x.nhs);
+	return rc;
 }
 
 void timeline_free(struct timeline *t)

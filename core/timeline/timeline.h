@@ -41,12 +41,15 @@
 
 /* One interval. For harts: a = process index (profile_process) or
  * TIMELINE_NONE, state = 0 user / 1 kernel. Go tracks use them too (see
- * timeline_go.h). n = intervals merged into it (1: none). */
+ * timeline_go.h). n = intervals merged into it (1: none). busy: in a
+ * bucketed answer (timeline_lod.h), the time the shown (a, state) held in
+ * it; 0 otherwise. */
 struct timeline_span {
 	uint64_t start, end;
 	int64_t a;
 	uint32_t n;
 	uint8_t state;
+	uint64_t busy;
 };
 
 struct timeline_spans {
@@ -83,6 +86,8 @@ struct timeline_hart {
 
 struct timeline {
 	int cycles;	     /* 1: the axis is cycles; 0: the record index */
+	uint64_t bucket;     /* 0: exact intervals; else a bucketed answer's bucket
+				size (timeline_lod.h) */
 	uint64_t start, end; /* first and last event time over all harts */
 	struct timeline_hart *harts;
 	size_t nharts;
@@ -113,6 +118,13 @@ int timeline_profile(struct evlog *log, const struct profile *p, int hart, uint6
  */
 int timeline_profile_ix(struct evlog *log, struct evidx *ix, const struct profile *p, int hart,
 			uint64_t from, uint64_t to, struct profile **out, struct oob_err *err);
+
+/* Every hart interval of the whole run, unmerged (those longer than 0),
+ * in time order per hart, to fn: the spans timeline_harts keeps without
+ * min_dur, without holding them. Errors of evlog_replay. */
+typedef void (*timeline_span_fn)(void *ctx, unsigned hart, const struct timeline_span *s);
+int timeline_harts_each(struct evlog *log, const struct profile *p, timeline_span_fn fn, void *ctx,
+			struct oob_err *err);
 
 /* timeline_harts reading only the window's part of the log (ix may be NULL). */
 int timeline_harts_ix(struct evlog *log, struct evidx *ix, const struct profile *p,

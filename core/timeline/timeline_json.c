@@ -34,16 +34,25 @@ static json_t *id_or_null(int64_t v)
 	return v == TIMELINE_NONE ? json_null() : json_integer(v);
 }
 
-static json_t *spans_json(const struct timeline_spans *s, const char *(*state)(unsigned))
+/* busy: bucketed intervals carry it as a sixth member. */
+static json_t *spans_json_busy(const struct timeline_spans *s, const char *(*state)(unsigned),
+			       int busy)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; i < s->n; i++) {
 		const struct timeline_span *v = &s->v[i];
-		json_array_append_new(a, json_pack("[I, I, s, o, I]", (json_int_t)v->start,
-						   (json_int_t)v->end, state(v->state),
-						   id_or_null(v->a), (json_int_t)v->n));
+		json_t *iv = json_pack("[I, I, s, o, I]", (json_int_t)v->start, (json_int_t)v->end,
+				       state(v->state), id_or_null(v->a), (json_int_t)v->n);
+		if (busy)
+			json_array_append_new(iv, json_integer((json_int_t)v->busy));
+		json_array_append_new(a, iv);
 	}
 	return a;
+}
+
+static json_t *spans_json(const struct timeline_spans *s, const char *(*state)(unsigned))
+{
+	return spans_json_busy(s, state, 0);
 }
 
 static const char *priv_name(unsigned s)
@@ -55,9 +64,9 @@ static json_t *harts_json(const struct timeline *t)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; i < t->nharts; i++)
-		json_array_append_new(a, json_pack("{s:i, s:o}", "hart", (int)t->harts[i].hart,
-						   "intervals",
-						   spans_json(&t->harts[i].spans, priv_name)));
+		json_array_append_new(
+		    a, json_pack("{s:i, s:o}", "hart", (int)t->harts[i].hart, "intervals",
+				 spans_json_busy(&t->harts[i].spans, priv_name, t->bucket != 0)));
 	return a;
 }
 
@@ -201,6 +210,9 @@ json_t *timeline_json(const struct timeline *t, const struct profile *p,
 	    (json_int_t)o->from, "to", o->to ? json_integer((json_int_t)o->to) : json_null(),
 	    "min_duration", (json_int_t)o->min_dur);
 	if (t) {
+		json_object_set_new(j, "detail", json_string(t->bucket ? "buckets" : "exact"));
+		if (t->bucket)
+			json_object_set_new(j, "bucket", json_integer((json_int_t)t->bucket));
 		json_object_set_new(j, "start", json_integer((json_int_t)t->start));
 		json_object_set_new(j, "end", json_integer((json_int_t)t->end));
 	}

@@ -16,7 +16,10 @@
  * Times are on the instruction trace's axis (timeline.h); Go times are
  * mapped through the job's clock model and rounded. n counts the intervals
  * merged into one (timeline_merger). Go entities without an interval in the
- * window are left out.
+ * window are left out. "detail" says how the hart intervals were made:
+ * "exact" (timeline_harts, merged by min_duration), or "buckets"
+ * (timeline_lod.h: "bucket" is the bucket size and each interval has busy,
+ * the time its state held in it); without harts it is left out.
  */
 #ifndef OOB_TIMELINE_JSON_H
 #define OOB_TIMELINE_JSON_H

@@ -1,10 +1,12 @@
 #!/bin/sh
 # bench-index.sh TRACE ELF...: one job of TRACE on a private oobprofd, then
-# the event index's figures: job time, sizes of events.evl and events.idx,
-# time of a 1 %-window flame graph and of the first timeline (the whole run
-# at 2000 pixels), each with the index and with the whole log's replay (the
-# index moved away, as jobs of older oobprofd are served). Prints figures;
-# never passes or fails on timing. Called by run-bench.sh; OOB_BUILDDIR set.
+# the event index's figures: job time, sizes of events.evl, events.idx and
+# events.lod, time of a 1 %-window flame graph and of the first timeline
+# (the viewer's two requests: the extent, then the whole run at 2000
+# pixels), each with the timeline summaries (lod), with the index only (the
+# summaries moved away) and with the whole log's replay (the index moved
+# away too, as jobs of older oobprofd are served). Prints figures; never
+# passes or fails on timing. Called by run-bench.sh; OOB_BUILDDIR set.
 set -u
 : "${OOB_BUILDDIR:?}"
 trace=$1
@@ -43,10 +45,12 @@ python3 - "$dir/job.json" "$res" "$t0" "$t1" <<'PY'
 import json, os, sys
 j = json.load(open(sys.argv[1]))
 insns = j.get("summary", {}).get("instructions") or j.get("progress", {}).get("instructions", 0)
-ev, ix = (os.path.getsize(os.path.join(sys.argv[2], f)) for f in ("events.evl", "events.idx"))
+size = lambda f: os.path.getsize(os.path.join(sys.argv[2], f)) if os.path.exists(os.path.join(sys.argv[2], f)) else 0
+ev, ix, lod = size("events.evl"), size("events.idx"), size("events.lod")
 print("bench-index: job of %d instructions: %.1f s; events.evl %.1f MB, events.idx %.1f MB "
-      "(%.3f bytes an instruction)" % (insns, float(sys.argv[4]) - float(sys.argv[3]), ev / 1e6,
-                                       ix / 1e6, ix / max(insns, 1)))
+      "(%.3f bytes an instruction), events.lod %.1f MB" % (
+          insns, float(sys.argv[4]) - float(sys.argv[3]), ev / 1e6, ix / 1e6,
+          ix / max(insns, 1), lod / 1e6))
 PY
 curl -s "$url/api/v1/jobs/$job/timeline?tracks=harts&min_duration=1000000000000" >"$dir/tl0.json"
 read -r start end <<EOF
@@ -59,9 +63,11 @@ timed() { # label url
 	s=$(curl -s -o /dev/null -w '%{time_total} %{http_code}' "$2")
 	echo "bench-index: $1: $s (s, HTTP)"
 }
-for how in index replay; do
+for how in lod index replay; do
+	[ $how = index ] && mv "$res/events.lod" "$dir/lod.saved"
 	[ $how = replay ] && mv "$res/events.idx" "$dir/idx.saved"
 	timed "1 % window flame graph ($how)" "$url/api/v1/jobs/$job/flamegraph?from=$a&to=$b"
+	timed "first timeline: extent ($how)" "$url/api/v1/jobs/$job/timeline?min_duration=1000000000000000000"
 	timed "first timeline, 2000 px ($how)" "$url/api/v1/jobs/$job/timeline?min_duration=$px"
 	timed "1 % window timeline ($how)" "$url/api/v1/jobs/$job/timeline?from=$a&to=$b&min_duration=$((px / 100 + 1))"
 done

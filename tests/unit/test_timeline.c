@@ -54,11 +54,11 @@ static void merger_group_shows_its_longest_member(void)
 	struct timeline_spans out = {0};
 	struct timeline_merger m;
 	timeline_merger_init(&m, 0, 0, 100, &out);
-	struct timeline_span v[] = {{0, 10, 1, 1, 0},
-				    {10, 60, 2, 1, 1},
-				    {60, 70, 3, 1, 0},
-				    {70, 110, 4, 1, 0},
-				    {110, 400, 5, 1, 1}};
+	struct timeline_span v[] = {{0, 10, 1, 1, 0, 0},
+				    {10, 60, 2, 1, 1, 0},
+				    {60, 70, 3, 1, 0, 0},
+				    {70, 110, 4, 1, 0, 0},
+				    {110, 400, 5, 1, 1, 0}};
 	for (size_t i = 0; i < 5; i++)
 		timeline_merger_add(&m, &v[i]);
 	CHECK_EQ(timeline_merger_end(&m), 3);
