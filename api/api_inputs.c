@@ -13,6 +13,7 @@
 #include "sym/sym.h"
 #include "trace/fireperf.h"
 #include "trace/trace.h"
+#include "sample/sample.h"
 
 enum { UP_BINARY, UP_TRACE };
 
@@ -273,6 +274,29 @@ static int fireperf_inspect(const char *path, struct catalog_trace *t, struct oo
 	return rc;
 }
 
+/* Stack samples of another tool: read whole (unsymbolized: a job gives the
+ * ELFs), their samples are the records. */
+static int sampled_inspect(const char *path, enum trace_format f, struct upload *up,
+			   struct catalog_trace *t, struct oob_err *e)
+{
+	struct sample_opts so = {.format = f};
+	struct profile *p;
+	if (sample_read(path, &so, &p, e) < 0) {
+		scrub(e, path, "body");
+		return e->code;
+	}
+	const struct profile_stats *st = profile_stats(p);
+	t->records = st->samples ? st->samples : st->instructions;
+	snprintf(t->format, sizeof(t->format), "%s", trace_format_name(f));
+	snprintf(t->description, sizeof(t->description),
+		 "%s: %llu samples, %llu failed and %llu truncated walks", trace_format_name(f),
+		 (unsigned long long)st->samples, (unsigned long long)st->failed_walks,
+		 (unsigned long long)st->truncated_walks);
+	profile_free(p);
+	(void)up;
+	return 0;
+}
+
 static int trace_inspect(struct api_ctx *c, struct upload *up, struct catalog_trace *t,
 			 struct oob_err *e)
 {
@@ -291,6 +315,9 @@ static int trace_inspect(struct api_ctx *c, struct upload *up, struct catalog_tr
 		: NULL;
 	if (up->format == TRACE_FMT_GOTRACE || (head && head->fmt == TRACE_FMT_GOTRACE))
 		return gotrace_inspect(abs, up, t, e);
+	enum trace_format sf = sample_format_is(up->format) ? up->format : sample_detect_file(abs);
+	if (sf != TRACE_FMT_AUTO && !t->lz4)
+		return sampled_inspect(abs, sf, up, t, e);
 	struct trace_opts o = {.format = up->format};
 	struct trace_reader *tr = trace_open(abs, &o, e);
 	if (!tr) {

@@ -339,7 +339,8 @@ int main(int argc, char **argv)
 	} cmds[] = {{"fold", cli_cmd_fold},	    {"top", cli_cmd_top},
 		    {"stats", cli_cmd_stats},	    {"processes", cli_cmd_processes},
 		    {"convert", cli_cmd_convert},   {"export", cli_cmd_export},
-		    {"timeline", cli_cmd_timeline}, {"flamegraph", cli_cmd_flamegraph}};
+		    {"timeline", cli_cmd_timeline}, {"flamegraph", cli_cmd_flamegraph},
+		    {"diff", cli_cmd_diff}};
 	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO, .max_events = 5000000};
 	if (argc < 2) {
 		cli_usage(stderr, NULL);

@@ -135,7 +135,7 @@ static void progress_end(struct cli *c, struct progress *g)
 	c->ro.progress_ctx = NULL;
 }
 
-static struct profile *reconstruct(struct cli *c, int argc, char **argv)
+struct profile *cli_reconstruct(struct cli *c, int argc, char **argv)
 {
 	struct profile *p;
 	struct oob_err err = {0};
@@ -153,6 +153,12 @@ static struct profile *reconstruct(struct cli *c, int argc, char **argv)
 	progress_end(c, &g);
 	for (size_t i = 0; rc == 0 && i < profile_nwarnings(p); i++)
 		fprintf(stderr, "oobprof: warning: %s\n", profile_warning(p, i)->message);
+	if (rc == 0 && (profile_stats(p)->failed_walks || profile_stats(p)->truncated_walks))
+		fprintf(stderr,
+			"oobprof: %" PRIu64 " samples, of which %" PRIu64 " failed and %" PRIu64
+			" truncated walks (kept under [walk failed] and [walk truncated])\n",
+			profile_stats(p)->samples, profile_stats(p)->failed_walks,
+			profile_stats(p)->truncated_walks);
 	if (rc == 0 && own)
 		p = window_of(c, p, &ev, &err);
 	evrun_free(&ev);
@@ -168,7 +174,7 @@ static struct profile *reconstruct(struct cli *c, int argc, char **argv)
 
 int cli_cmd_fold(struct cli *c, int argc, char **argv)
 {
-	struct profile *p = reconstruct(c, argc, argv);
+	struct profile *p = cli_reconstruct(c, argc, argv);
 	if (!p || cli_out_begin(c->out) < 0) {
 		profile_free(p);
 		return 1;
@@ -225,7 +231,7 @@ static void top_text(const struct profile *p, const struct profile_func *v, size
 
 int cli_cmd_top(struct cli *c, int argc, char **argv)
 {
-	struct profile *p = reconstruct(c, argc, argv);
+	struct profile *p = cli_reconstruct(c, argc, argv);
 	if (!p || cli_out_begin(c->out) < 0) {
 		profile_free(p);
 		return 1;
@@ -246,7 +252,7 @@ int cli_cmd_top(struct cli *c, int argc, char **argv)
 
 int cli_cmd_stats(struct cli *c, int argc, char **argv)
 {
-	struct profile *p = reconstruct(c, argc, argv);
+	struct profile *p = cli_reconstruct(c, argc, argv);
 	if (!p || cli_out_begin(c->out) < 0) {
 		profile_free(p);
 		return 1;
@@ -328,7 +334,7 @@ static void processes_text(const struct profile *p)
 
 int cli_cmd_processes(struct cli *c, int argc, char **argv)
 {
-	struct profile *p = reconstruct(c, argc, argv);
+	struct profile *p = cli_reconstruct(c, argc, argv);
 	if (!p || cli_out_begin(c->out) < 0) {
 		profile_free(p);
 		return 1;
@@ -523,7 +529,7 @@ int cli_cmd_export(struct cli *c, int argc, char **argv)
 		c->ro.on_event = evlog_record;
 		c->ro.event_ctx = log;
 	}
-	struct profile *p = reconstruct(c, argc, argv);
+	struct profile *p = cli_reconstruct(c, argc, argv);
 	struct gotrace *gt = NULL;
 	struct timeline_go go = {0};
 	json_t *desc = NULL;
@@ -556,7 +562,7 @@ int cli_cmd_export(struct cli *c, int argc, char **argv)
 int cli_cmd_flamegraph(struct cli *c, int argc, char **argv)
 {
 	struct oob_err err = {0};
-	struct profile *p = reconstruct(c, argc, argv);
+	struct profile *p = cli_reconstruct(c, argc, argv);
 	if (!p || cli_out_begin(c->out) < 0) {
 		profile_free(p);
 		return 1;
@@ -584,7 +590,7 @@ int cli_cmd_timeline(struct cli *c, int argc, char **argv)
 	c->win.hart = -1;
 	c->win.min_dur = c->ex.min_duration;
 	c->windowed = 0; /* the run's whole profile; the window cuts intervals */
-	struct profile *p = evrun_new(c, &ev, &err) == 0 ? reconstruct(c, argc, argv) : NULL;
+	struct profile *p = evrun_new(c, &ev, &err) == 0 ? cli_reconstruct(c, argc, argv) : NULL;
 	int rc = p ? 0 : 1;
 	if (!p && err.code)
 		fprintf(stderr, "oobprof timeline: %s\n", err.msg);

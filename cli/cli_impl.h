@@ -44,6 +44,10 @@ struct cli {
 /* Prints "oobprof: OPT: bad value 'VAL'" on stderr; returns -EINVAL. */
 int cli_bad_value(const char *opt, const char *val);
 
+/* Reconstructs (or reads, for sampled files) argv[optind..argc) with c's
+ * options; prints warnings and walk failures on stderr, errors too (NULL). */
+struct profile *cli_reconstruct(struct cli *c, int argc, char **argv);
+
 /* The commands of main's table: c holds the parsed options, argv[optind..]
  * the traces. They return the exit status (0, 1 failure, 2 usage). */
 int cli_cmd_fold(struct cli *c, int argc, char **argv);
@@ -54,5 +58,6 @@ int cli_cmd_convert(struct cli *c, int argc, char **argv);
 int cli_cmd_export(struct cli *c, int argc, char **argv);
 int cli_cmd_timeline(struct cli *c, int argc, char **argv);
 int cli_cmd_flamegraph(struct cli *c, int argc, char **argv);
+int cli_cmd_diff(struct cli *c, int argc, char **argv);
 
 #endif

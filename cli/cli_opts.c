@@ -39,6 +39,12 @@ static const struct cmd_row cmds[] = {
      "an SVG flame graph",
      "flamegraph.pl's look: hover a frame for its counts, click to "
      "zoom."},
+    {"diff", CLI_DIFF, "oobprof diff [options] [--json] BASE OTHER",
+     "two profiles compared by shares",
+     "BASE and OTHER are traces or sampled files (uniprof, perf script, folded, pprof), read "
+     "with the same options. Per function and per stack: each side's share of its total, the "
+     "difference; the total absolute share error (sum |a-b|/2); with one side sampled, whether "
+     "each difference is within 3 sigma of the binomial error of its sample count."},
     {"gotrace", 0, "oobprof gotrace [options] GO-TRACE", "a Go execution trace",
      "Summary, events, goroutines, alignment with an instruction trace."},
 };
@@ -51,7 +57,8 @@ struct opt_row {
 	const char *help; /* NULL: made at run time (--format) */
 };
 
-#define ONE_OUT (CLI_FOLD | CLI_TOP | CLI_STATS | CLI_PROCESSES | CLI_TIMELINE | CLI_FLAMEGRAPH)
+#define ONE_OUT                                                                                    \
+	(CLI_FOLD | CLI_TOP | CLI_STATS | CLI_PROCESSES | CLI_TIMELINE | CLI_FLAMEGRAPH | CLI_DIFF)
 
 /* In the order the help lists them. An option may have several rows when
  * what it does differs between commands. */
@@ -61,7 +68,7 @@ static const struct opt_row opts[] = {
      "an ELF (program, library, vmlinux); BASE = run-time address of its lowest segment "
      "(PIE, shared libraries)"},
     {"map", "perf-PID.map", OPT_MAP, CLI_RECON, "JIT symbol map"},
-    {"metric", "M", OPT_METRIC, CLI_FOLD | CLI_TOP | CLI_TIMELINE | CLI_FLAMEGRAPH,
+    {"metric", "M", OPT_METRIC, CLI_FOLD | CLI_TOP | CLI_TIMELINE | CLI_FLAMEGRAPH | CLI_DIFF,
      "the weight: instructions (default), cycles or calls"},
     {"metric", "M", OPT_METRIC, CLI_EXPORT,
      "speedscope, perfetto: time in cycles (default when the trace has them) or "
@@ -69,8 +76,8 @@ static const struct opt_row opts[] = {
     {"annotate", NULL, OPT_ANNOTATE, CLI_FOLD | CLI_EXPORT | CLI_FLAMEGRAPH,
      "add _[k] to kernel frames"},
     {"inline", NULL, OPT_INLINE, CLI_RECON, "add inlined functions as frames"},
-    {"json", NULL, OPT_JSON, CLI_TOP | CLI_PROCESSES, "JSON output (the API's shape)"},
-    {"n", "N", 'n', CLI_TOP, "only the first N functions"},
+    {"json", NULL, OPT_JSON, CLI_TOP | CLI_PROCESSES | CLI_DIFF, "JSON output (the API's shape)"},
+    {"n", "N", 'n', CLI_TOP | CLI_DIFF, "only the first N functions"},
     {"events", "F", OPT_EVENTS, CLI_RECON, "sideband process events (JSON Lines)"},
     {"tasks", "auto|satp", OPT_TASKS, CLI_RECON,
      "tell processes apart by sideband events, else the kernel's own functions (auto), or "

@@ -21,12 +21,13 @@ enum cli_cmd_bit {
 	CLI_CONVERT = 1u << 5,
 	CLI_EXPORT = 1u << 6,
 	CLI_FLAMEGRAPH = 1u << 7,
+	CLI_DIFF = 1u << 8,
 };
 
 /* Every command that reconstructs stacks from traces. */
 #define CLI_RECON                                                                                  \
 	(CLI_FOLD | CLI_TOP | CLI_STATS | CLI_PROCESSES | CLI_TIMELINE | CLI_EXPORT |              \
-	 CLI_FLAMEGRAPH)
+	 CLI_FLAMEGRAPH | CLI_DIFF)
 #define CLI_ALL (CLI_RECON | CLI_CONVERT)
 
 /* Option ids past the short options' characters. */

@@ -144,6 +144,7 @@ static int parse_stats(struct result_doc *r, json_t *o, struct oob_err *err)
 	if ((v = json_object_get(o, "seconds")))
 		s->seconds = json_number_value(v);
 	s->partial = json_is_true(json_object_get(o, "partial"));
+	s->sampled = json_is_true(json_object_get(o, "sampled"));
 	return 0;
 }
 

@@ -150,6 +150,10 @@ int profile_metric_parse(const char *name, enum profile_metric *out)
 			return 0;
 		}
 	}
+	if (strcmp(name, "samples") == 0) { /* sampled profiles keep counts there */
+		*out = PROFILE_INSNS;
+		return 0;
+	}
 	return -EINVAL;
 }
 

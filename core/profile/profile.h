@@ -73,8 +73,16 @@ struct profile_stats {
 	uint64_t switch_user_fixes;  /* ... or by where the return to user space landed */
 	uint64_t maps, maps_skipped; /* sideband map events applied; naming no ELF given */
 	uint64_t raw_bytes;	     /* input bytes read */
-	double seconds;		     /* wall time of the reconstruction */
-	int partial;		     /* 1 if the input was still growing (streamed) */
+	/* Sampled profiles (sample/sample.h): node weights are sample counts,
+	 * kept in the instruction fields (metric "instructions", alias
+	 * "samples"). samples counts every sample read, failed and truncated
+	 * walks included (their partial stacks hang under a marker frame). */
+	uint64_t samples;
+	uint64_t failed_walks;	  /* the sampler said its stack walk failed */
+	uint64_t truncated_walks; /* stacks cut at the tool's depth limit or the file's end */
+	double seconds;		  /* wall time of the reconstruction */
+	int partial;		  /* 1 if the input was still growing (streamed) */
+	int sampled;		  /* 1: weights are samples of another tool, not exact */
 };
 
 /* The uint64 counters of profile_stats, for serializers. */
@@ -107,7 +115,10 @@ struct profile_stats {
 	X(maps)                                                                                    \
 	X(maps_skipped)                                                                            \
 	X(records_cut)                                                                             \
-	X(raw_bytes)
+	X(raw_bytes)                                                                               \
+	X(samples)                                                                                 \
+	X(failed_walks)                                                                            \
+	X(truncated_walks)
 
 enum profile_metric { PROFILE_INSNS = 0, PROFILE_CYCLES, PROFILE_CALLS };
 
@@ -136,7 +147,8 @@ int profile_has_cycles(const struct profile *p);
 /* "user", "kernel", "marker", "process" or "inline". */
 const char *profile_frame_kind_name(unsigned kind);
 
-/* Parses "instructions", "cycles", "calls"; -EINVAL otherwise. */
+/* Parses "instructions", "cycles", "calls" ("samples" is instructions, where
+ * sampled profiles keep their counts); -EINVAL otherwise. */
 int profile_metric_parse(const char *name, enum profile_metric *out);
 const char *profile_metric_name(enum profile_metric m);
 /* Self weight of a node under a metric (calls: the node's calls). */

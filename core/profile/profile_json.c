@@ -39,6 +39,7 @@ json_t *profile_stats_json(const struct profile_stats *s)
 #undef SET
 	json_object_set_new(o, "seconds", json_real(s->seconds));
 	json_object_set_new(o, "partial", json_boolean(s->partial));
+	json_object_set_new(o, "sampled", json_boolean(s->sampled));
 	return o;
 }
 

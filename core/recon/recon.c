@@ -24,6 +24,7 @@
 
 #include "profile/frame.h"
 #include "profile/profile_impl.h"
+#include "sample/sample.h"
 #include "sym/sym.h"
 #include "tasks/events.h"
 #include "trace/fireperf.h"
@@ -619,12 +620,35 @@ int recon_nonlocal_parse(const char *s, enum recon_nonlocal *out)
 	return -EINVAL;
 }
 
+/* A file of stack samples (sample/sample.h) stands in for a trace: read,
+ * not reconstructed, with the same ELFs and perf maps. */
+static int run_sampled(const struct recon_opts *opts, const char *path, enum trace_format f,
+		       struct profile **out, struct oob_err *err)
+{
+	struct sample_elf *elfs = oob_xcalloc(opts->nelfs + 1, sizeof(*elfs));
+	for (size_t i = 0; i < opts->nelfs; i++)
+		elfs[i] = (struct sample_elf){opts->elfs[i].path, opts->elfs[i].base};
+	struct sample_opts so = {.elfs = elfs,
+				 .nelfs = opts->nelfs,
+				 .maps = opts->perfmaps,
+				 .nmaps = opts->nperfmaps,
+				 .format = f};
+	int rc = sample_read(path, &so, out, err);
+	free(elfs);
+	return rc;
+}
+
 int recon_run(const struct recon_opts *opts, const char *const *traces, size_t ntraces,
 	      struct profile **out, struct oob_err *err)
 {
 	struct recon *r;
 	int rc;
 	*out = NULL;
+	if (ntraces == 1 && opts->trace.format == TRACE_FMT_AUTO) {
+		enum trace_format f = sample_detect_file(traces[0]);
+		if (f != TRACE_FMT_AUTO)
+			return run_sampled(opts, traces[0], f, out, err);
+	}
 	if ((rc = recon_open(opts, &r, err)) < 0)
 		goto out;
 	/* Readers name the file in their messages. */

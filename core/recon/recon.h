@@ -128,7 +128,9 @@ void recon_free(struct recon *r);
 /*
  * Reconstructs the traces (one per hart, read in time order, or one
  * interleaved multi-hart trace) and returns the profile in *out (caller
- * frees with profile_free).
+ * frees with profile_free). A single file of stack samples (format
+ * detected: uniprof, perf-script, folded, pprof) is read by sample_read
+ * instead, with the same ELFs and perf maps (stats.sampled = 1).
  * Errors: those of trace_open/trace_next and sym_binary_open, -ECANCELED.
  */
 int recon_run(const struct recon_opts *opts, const char *const *traces, size_t ntraces,

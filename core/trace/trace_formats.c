@@ -142,6 +142,88 @@ static unsigned probe_gotrace(const uint8_t *p, size_t n)
 	return starts(p, n, "go 1") ? TRACE_PROBE_MAGIC : TRACE_PROBE_NO;
 }
 
+/* ---- sampled stacks (sample/sample.h) ---- */
+
+/* The first line of the first 400 that is neither blank nor a '#' comment. */
+static const uint8_t *first_sig_line(const uint8_t *p, size_t n, size_t *len, size_t *next)
+{
+	size_t i = 0;
+	for (int lines = 0; i < n && lines < 400; lines++) {
+		size_t e = line_end(p, i, n), k = e - i;
+		const uint8_t *l = p + i;
+		i = e + 1;
+		while (k && (l[k - 1] == '\r' || l[k - 1] == ' '))
+			k--;
+		if (k && l[0] != '#') {
+			*len = k;
+			*next = i;
+			return l;
+		}
+	}
+	return NULL;
+}
+
+static int all_hex(const uint8_t *l, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!((l[i] >= '0' && l[i] <= '9') || ((l[i] | 32) >= 'a' && (l[i] | 32) <= 'f')))
+			return 0;
+	return len > 0;
+}
+
+/* uniprof: comments, then a first sample's "0x<hex>" line. */
+static unsigned probe_uniprof(const uint8_t *p, size_t n)
+{
+	size_t len, next;
+	if (starts(p, n, "# Clock Domain:"))
+		return TRACE_PROBE_NO;
+	const uint8_t *l = first_sig_line(p, n, &len, &next);
+	return l && len > 2 && l[0] == '0' && l[1] == 'x' && all_hex(l + 2, len - 2)
+		   ? TRACE_PROBE_LINE
+		   : TRACE_PROBE_NO;
+}
+
+/* perf script with callchains: a sample's header line ending in "EVENT:",
+ * then a tab-indented "<hex> ..." callchain line. */
+static unsigned probe_perf_script(const uint8_t *p, size_t n)
+{
+	size_t len, next;
+	const uint8_t *l = first_sig_line(p, n, &len, &next);
+	if (!l || l[0] == ' ' || l[0] == '\t' || l[len - 1] != ':' || next >= n)
+		return TRACE_PROBE_NO;
+	size_t i = next;
+	while (i < n && (p[i] == ' ' || p[i] == '\t'))
+		i++;
+	size_t h = i;
+	while (i < n && all_hex(p + i, 1))
+		i++;
+	return i > h && i < n && p[i] == ' ' && (p[next] == '\t' || p[next] == ' ')
+		   ? TRACE_PROBE_LINE
+		   : TRACE_PROBE_NO;
+}
+
+/* Folded stacks: "frame;frame;... COUNT" (at least one such line). */
+static unsigned probe_folded(const uint8_t *p, size_t n)
+{
+	size_t len, next;
+	const uint8_t *l = first_sig_line(p, n, &len, &next);
+	if (!l || l[0] == ' ' || l[0] == '\t')
+		return TRACE_PROBE_NO;
+	size_t d = len;
+	while (d && l[d - 1] >= '0' && l[d - 1] <= '9')
+		d--;
+	if (d == len || d < 2 || l[d - 1] != ' ' || l[d - 2] == ' ' || memchr(l, '\t', len))
+		return TRACE_PROBE_NO;
+	return TRACE_PROBE_FOLDED;
+}
+
+/* pprof writes its profiles gzipped. */
+static unsigned probe_pprof(const uint8_t *p, size_t n)
+{
+	return n >= 3 && p[0] == 0x1f && p[1] == 0x8b && p[2] == 8 ? TRACE_PROBE_GZIP
+								   : TRACE_PROBE_NO;
+}
+
 /* ---- the table ---- */
 
 /* Indexed by enum trace_format - 1. Events are JSON Lines like many other
@@ -162,6 +244,14 @@ static const struct trace_format_row rows[] = {
      NULL, NULL},
     {TRACE_FMT_GOTRACE, "gotrace", "Go execution trace (go 1.7 to 1.26), not instructions",
      ".trace", probe_gotrace, NULL},
+    {TRACE_FMT_UNIPROF, "uniprof", "uniprof stack samples (addresses), not instructions", ".txt",
+     probe_uniprof, NULL},
+    {TRACE_FMT_PERF_SCRIPT, "perf-script", "perf script text with callchains (perf record -g)",
+     ".perf .txt", probe_perf_script, NULL},
+    {TRACE_FMT_FOLDED, "folded", "folded stacks (\"a;b;c 12\", flamegraph.pl's input)",
+     ".folded .txt", probe_folded, NULL},
+    {TRACE_FMT_PPROF, "pprof", "pprof profile (gzipped profile.proto)", ".pb.gz", probe_pprof,
+     NULL},
 };
 
 enum { NROWS = sizeof(rows) / sizeof(rows[0]) };

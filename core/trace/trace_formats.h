@@ -8,7 +8,9 @@
  * A row is a name, a line of description, the usual file name endings, a
  * probe and the reader's ops. Rows without ops are upload kinds that the
  * server stores beside instruction traces (events, gotrace): they have a
- * name, maybe a probe, but trace_open refuses them.
+ * name, maybe a probe, but trace_open refuses them; the sampled-stack
+ * rows (uniprof, perf-script, folded, pprof) are read by sample/sample.h
+ * into a profile, and recon_run takes them in place of a trace.
  *
  * Detection: each probe looks at the first bytes of the (decompressed)
  * input and returns a confidence, TRACE_PROBE_NO (0: not this format) to
@@ -41,16 +43,23 @@ enum trace_format {
 	/* Upload kinds, not read by trace_open: */
 	TRACE_FMT_EVENTS,  /* sideband process events, JSON Lines */
 	TRACE_FMT_GOTRACE, /* Go execution trace (go/gotrace.h) */
-	TRACE_FMT_END	   /* one past the last row */
+	/* Sampled stacks of other tools (sample/sample.h): */
+	TRACE_FMT_UNIPROF,
+	TRACE_FMT_PERF_SCRIPT,
+	TRACE_FMT_FOLDED,
+	TRACE_FMT_PPROF,
+	TRACE_FMT_END /* one past the last row */
 };
 
 /* Probe confidences (see the top of the file and trace_formats.c). */
 enum {
 	TRACE_PROBE_NO = 0,
 	TRACE_PROBE_LAYOUT = 30,	/* binary records of a clear layout, no header */
+	TRACE_PROBE_FOLDED = 40,	/* text lines ending in a count, nothing more telling */
 	TRACE_PROBE_HEADER_ONLY = 50,	/* a TracerV clock header and nothing after it */
 	TRACE_PROBE_HEADER_LAYOUT = 60, /* a clock header then binary records */
 	TRACE_PROBE_LINE = 80,		/* the first significant text line has the shape */
+	TRACE_PROBE_GZIP = 90,		/* a gzip stream (no other format is gzipped) */
 	TRACE_PROBE_MAGIC = 100
 };
 

@@ -1086,7 +1086,8 @@ static void format_table_rows(void)
 	CHECK_STR(trace_format_list(buf, sizeof(buf), TRACE_FORMATS_READ, " or "),
 		  "auto, tracerv-bin, tracerv-text, fireperf, spike, qemu or oobt");
 	CHECK_STR(trace_format_list(buf, sizeof(buf), TRACE_FORMATS_ALL, ", "),
-		  "auto, tracerv-bin, tracerv-text, fireperf, spike, qemu, oobt, events, gotrace");
+		  "auto, tracerv-bin, tracerv-text, fireperf, spike, qemu, oobt, events, gotrace, "
+		  "uniprof, perf-script, folded, pprof");
 	CHECK_STR(trace_format_list(buf, 12, TRACE_FORMATS_ALL, ", "), "auto, trace");
 }
 

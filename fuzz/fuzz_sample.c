@@ -1,0 +1,23 @@
+/* Fuzz target: every sampled-stack reader (uniprof, perf script, folded,
+ * pprof), detected and then forced by the input's length. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sample/sample.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const enum trace_format f[] = {TRACE_FMT_UNIPROF, TRACE_FMT_PERF_SCRIPT,
+					      TRACE_FMT_FOLDED, TRACE_FMT_PPROF};
+	struct oob_err e;
+	struct profile *p;
+	struct sample_opts o = {.format = TRACE_FMT_AUTO};
+	if (sample_read_mem(data, size, "fuzz", &o, &p, &e) == 0)
+		profile_free(p);
+	o.format = f[size % 4];
+	if (sample_read_mem(data, size, "fuzz", &o, &p, &e) == 0)
+		profile_free(p);
+	return 0;
+}
