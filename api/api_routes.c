@@ -9,6 +9,7 @@
 #include <nettle/memops.h>
 #include <nettle/sha2.h>
 
+#include "api_compare.h"
 #include "api_export.h"
 #include "api_inputs.h"
 #include "api_jobs.h"
@@ -51,6 +52,7 @@ static const struct api_route routes[] = {
     {"DELETE", "/api/v1/traces/{id}", api_remove_trace, NULL, NULL, NULL, 1},
     READ("/api/v1/formats", api_inputs_formats),
     {"POST", "/api/v1/jobs", api_jobs_create_begin, NULL, api_jobs_create_end, NULL, 1},
+    READ("/api/v1/compare", api_compare_get),
     READ("/api/v1/jobs", api_jobs_list),
     READ("/api/v1/jobs/{id}", api_jobs_get),
     {"DELETE", "/api/v1/jobs/{id}", api_jobs_delete, NULL, NULL, NULL, 1},
@@ -216,7 +218,8 @@ static int needs_token(const struct api_ctx *c, const struct api_route *rt)
 static int computes(const struct api_route *rt)
 {
 	static const char prefix[] = "/api/v1/jobs/{id}/";
-	return !strcmp(rt->method, "GET") && !strncmp(rt->pattern, prefix, sizeof(prefix) - 1);
+	return !strcmp(rt->method, "GET") &&
+	       (!strncmp(rt->pattern, prefix, sizeof(prefix) - 1) || rt->begin == api_compare_get);
 }
 
 static void run_deferred(void *ctx, struct http_req *r)

@@ -190,7 +190,8 @@ static json_t *flame(const struct side *a, const struct side *b, uint32_t na, ui
 					      side ? PROFILE_NONE : c, side ? c : PROFILE_NONE};
 		}
 	}
-	qsort(k, n, sizeof(*k), kid_cmp);
+	if (n) /* k is NULL for a leaf on both sides */
+		qsort(k, n, sizeof(*k), kid_cmp);
 	json_t *kids = json_array();
 	for (size_t i = 0; i < n;) {
 		struct kid m = k[i++];
