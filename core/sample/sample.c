@@ -325,8 +325,14 @@ enum trace_format sample_detect_file(const char *path)
 	uint8_t *buf = NULL;
 	size_t n = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	struct stat st;
+	/* Only a regular file can be looked at and read again: a pipe's bytes
+	 * read here would be lost to the trace reader. */
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		if (fd >= 0)
+			close(fd);
 		return TRACE_FMT_AUTO;
+	}
 	buf = oob_xmalloc(65536);
 	ssize_t k = read(fd, buf, 65536);
 	close(fd);

@@ -54,7 +54,8 @@ struct sample_opts {
 int sample_format_is(enum trace_format f);
 
 /* The sampled format of the file at path, from its first bytes, or
- * TRACE_FMT_AUTO when it is none (or cannot be read). */
+ * TRACE_FMT_AUTO when it is none, cannot be read, or is not a regular file
+ * (a pipe is left to the trace readers: sampled files are read from files). */
 enum trace_format sample_detect_file(const char *path);
 
 /* Reads the sampled file at path (at most 1 GiB, decompressed) into *out
