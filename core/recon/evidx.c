@@ -1,3 +1,4 @@
+#include "util/oob_io.h"
 #include "recon/evidx.h"
 
 #include <errno.h>
@@ -25,26 +26,6 @@
 #define F_SEEN	    2u /* a batch was seen (F_CYCLES means something) */
 
 static const char magic[8] = "OOBIDX1", tail_magic[8] = "OOBIDXE";
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static int pio(int fd, void *p, size_t n, off_t at, int wr)
-{
-	uint8_t *b = p;
-	while (n) {
-		ssize_t k = wr ? pwrite(fd, b, n, at) : pread(fd, b, n, at);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? -errno : wr ? -EIO : -EINVAL;
-		b += k, n -= (size_t)k, at += k;
-	}
-	return 0;
-}
 
 /* ---- writing ---- */
 
@@ -110,7 +91,7 @@ static void wflush(struct evidx_writer *w)
 {
 	if (!w->used || w->err)
 		return;
-	int rc = pio(w->fd, w->buf, w->used, (off_t)(HEADER + w->body), 1);
+	int rc = oob_pwrite_all(w->fd, w->buf, w->used, HEADER + w->body);
 	if (rc < 0)
 		w->err = rc;
 	else
@@ -226,24 +207,24 @@ int evidx_writer_finish(struct evidx_writer *w, struct oob_err *err)
 		uint64_t v[HART_U64] = {h->events, h->first_cycle, h->first_seq,     h->cycle,
 					h->seq,	   h->records,	   h->last_rec_cycle};
 		for (int k = 0; k < HART_U64; k++)
-			put_u64(p + 8 * k, v[k]);
+			oob_put_le64(p + 8 * k, v[k]);
 	}
 	for (size_t i = 0; i < w->ndir; i++, p += 8)
-		put_u64(p, w->dir[i]);
-	put_u64(p, w->ndir);
-	put_u64(p + 8, HEADER + w->body);
-	put_u64(p + 16, w->nh);
+		oob_put_le64(p, w->dir[i]);
+	oob_put_le64(p, w->ndir);
+	oob_put_le64(p + 8, HEADER + w->body);
+	oob_put_le64(p + 16, w->nh);
 	memcpy(p + 24, tail_magic, 8);
 	uint8_t head[HEADER] = {0};
 	memcpy(head, magic, 8);
-	put_u64(head + 8, w->body);
-	put_u64(head + 16, w->every);
-	put_u64(head + 24, w->flags);
+	oob_put_le64(head + 8, w->body);
+	oob_put_le64(head + 16, w->every);
+	oob_put_le64(head + 24, w->flags);
 	int rc = w->err;
 	if (rc == 0)
-		rc = pio(w->fd, t, tn, (off_t)(HEADER + w->body), 1);
+		rc = oob_pwrite_all(w->fd, t, tn, HEADER + w->body);
 	if (rc == 0)
-		rc = pio(w->fd, head, HEADER, 0, 1);
+		rc = oob_pwrite_all(w->fd, head, HEADER, 0);
 	free(t);
 	if (rc < 0)
 		return oob_err_set(err, rc, "event index: writing: %s", strerror(-rc));

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/oob_io.h"
 #include "recon/evidx.h"
 #include "trace/oobt.h"
 #include "util/oob_mem.h"
@@ -61,28 +62,6 @@ struct evidx {
 	struct cursor cur;
 };
 
-static uint64_t get_u64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
-static int pread_all(int fd, void *p, size_t n, off_t at)
-{
-	uint8_t *b = p;
-	while (n) {
-		ssize_t k = pread(fd, b, n, at);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? -errno : -EINVAL;
-		b += k, n -= (size_t)k, at += k;
-	}
-	return 0;
-}
-
 static void cur_seek(struct cursor *c, uint64_t at)
 {
 	c->base = at;
@@ -105,7 +84,7 @@ static int cur_fill(struct cursor *c, size_t want)
 	c->pos = 0;
 	uint64_t rest = c->end - c->base - c->len;
 	size_t n = rest < CBUF - c->len ? (size_t)rest : CBUF - c->len;
-	int rc = pread_all(c->fd, c->buf + c->len, n, (off_t)(c->base + c->len));
+	int rc = oob_pread_all(c->fd, c->buf + c->len, n, (off_t)(c->base + c->len));
 	if (rc < 0)
 		return rc;
 	c->len += n;
@@ -182,16 +161,16 @@ static int load_ckp(struct evidx *ix, struct ckp *k, const char *path, struct oo
 static int load_tail(struct evidx *ix, const char *path, uint64_t size, struct oob_err *err)
 {
 	uint8_t t[TAIL];
-	if (size < HEADER + TAIL || pread_all(ix->fd, t, TAIL, (off_t)(size - TAIL)) < 0 ||
+	if (size < HEADER + TAIL || oob_pread_all(ix->fd, t, TAIL, (off_t)(size - TAIL)) < 0 ||
 	    memcmp(t + 24, tail_magic, 8) != 0)
 		return corrupt(err, path, "cut (no end marker)");
-	uint64_t nc = get_u64(t), tr = get_u64(t + 8), nh = get_u64(t + 16);
+	uint64_t nc = oob_get_le64(t), tr = oob_get_le64(t + 8), nh = oob_get_le64(t + 16);
 	if (tr != ix->body_end || nh > MAX_HARTS || nc > size ||
 	    tr + nh * HART_U64 * 8 + nc * 8 + TAIL != size)
 		return corrupt(err, path, "sizes do not add up");
 	size_t n = (size_t)(nh * HART_U64 * 8 + nc * 8);
 	uint8_t *b = oob_xmalloc(n ? n : 1);
-	if (pread_all(ix->fd, b, n, (off_t)tr) < 0) {
+	if (oob_pread_all(ix->fd, b, n, (off_t)tr) < 0) {
 		free(b);
 		return corrupt(err, path, "cut");
 	}
@@ -199,14 +178,15 @@ static int load_tail(struct evidx *ix, const char *path, uint64_t size, struct o
 	ix->h = oob_xcalloc(nh ? nh : 1, sizeof(*ix->h));
 	for (unsigned i = 0; i < ix->nh; i++) {
 		const uint8_t *p = b + (size_t)i * HART_U64 * 8;
-		ix->h[i] = (struct ihart){get_u64(p),	   get_u64(p + 8),  get_u64(p + 16),
-					  get_u64(p + 24), get_u64(p + 32), get_u64(p + 40),
-					  get_u64(p + 48)};
+		ix->h[i] =
+		    (struct ihart){oob_get_le64(p),	 oob_get_le64(p + 8),  oob_get_le64(p + 16),
+				   oob_get_le64(p + 24), oob_get_le64(p + 32), oob_get_le64(p + 40),
+				   oob_get_le64(p + 48)};
 	}
 	ix->nc = (size_t)nc;
 	ix->c = oob_xcalloc(nc ? nc : 1, sizeof(*ix->c));
 	for (size_t i = 0; i < ix->nc; i++)
-		ix->c[i].at = get_u64(b + nh * HART_U64 * 8 + i * 8);
+		ix->c[i].at = oob_get_le64(b + nh * HART_U64 * 8 + i * 8);
 	free(b);
 	for (size_t i = 0; i < ix->nc; i++)
 		if ((i && ix->c[i].at <= ix->c[i - 1].at) || load_ckp(ix, &ix->c[i], path, err) < 0)
@@ -222,13 +202,13 @@ static struct evidx *open_fd(int fd, const char *path, struct oob_err *err)
 	struct stat st;
 	ix->fd = fd;
 	ix->cur.fd = fd;
-	if (fstat(fd, &st) < 0 || pread_all(fd, head, HEADER, 0) < 0 ||
+	if (fstat(fd, &st) < 0 || oob_pread_all(fd, head, HEADER, 0) < 0 ||
 	    memcmp(head, magic, 8) != 0) {
 		corrupt(err, path, "not an oobprof event index (or another version)");
 		goto fail;
 	}
-	uint64_t body = get_u64(head + 8);
-	ix->flags = (unsigned)get_u64(head + 24);
+	uint64_t body = oob_get_le64(head + 8);
+	ix->flags = (unsigned)oob_get_le64(head + 24);
 	if (body > (uint64_t)st.st_size) {
 		corrupt(err, path, "cut (body)");
 		goto fail;

@@ -1,3 +1,4 @@
+#include "util/oob_io.h"
 #include "recon/evlog.h"
 
 #include <fcntl.h>
@@ -35,20 +36,6 @@ struct evlog {
 };
 
 /* ---- little-endian and varints (written as oobt writes them, oobt.h) ---- */
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
 
 /* Decodes one varint from [*p, end); 0, or -1 when it is cut or too long. */
 static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
@@ -188,9 +175,9 @@ int evlog_finish(struct evlog *l, struct oob_err *err)
 		return oob_err_set(err, l->err_code, "%s", l->err_msg);
 	uint8_t head[HEADER] = {0};
 	memcpy(head, magic, sizeof(magic));
-	put_u64(head + 8, l->body);
-	put_u64(head + 16, l->count);
-	put_u64(head + 24, (uint64_t)l->nharts | (uint64_t)(l->capped ? 1 : 0) << 32);
+	oob_put_le64(head + 8, l->body);
+	oob_put_le64(head + 16, l->count);
+	oob_put_le64(head + 24, (uint64_t)l->nharts | (uint64_t)(l->capped ? 1 : 0) << 32);
 	size_t tn = l->nharts * TRAILER_U64 * 8;
 	uint8_t *tr = oob_xmalloc(tn ? tn : 1);
 	for (size_t i = 0; i < l->nharts; i++) {
@@ -198,7 +185,7 @@ int evlog_finish(struct evlog *l, struct oob_err *err)
 		uint64_t v[TRAILER_U64] = {h->events,	   h->first_insn, h->last_insn,
 					   h->first_cycle, h->last_cycle, h->max_depth};
 		for (int k = 0; k < TRAILER_U64; k++)
-			put_u64(tr + (i * TRAILER_U64 + (size_t)k) * 8, v[k]);
+			oob_put_le64(tr + (i * TRAILER_U64 + (size_t)k) * 8, v[k]);
 	}
 	int rc = write_all(l->fd, tr, tn, (off_t)(HEADER + l->body));
 	if (rc == 0)
@@ -213,25 +200,11 @@ int evlog_finish(struct evlog *l, struct oob_err *err)
 
 /* ---- reading ---- */
 
-static int read_all(int fd, void *p, size_t n, off_t at)
-{
-	uint8_t *b = p;
-	while (n) {
-		ssize_t k = pread(fd, b, n, at);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? -errno : -EINVAL;
-		b += k, n -= (size_t)k, at += k;
-	}
-	return 0;
-}
-
 static int load_trailer(struct evlog *l, const char *path, struct oob_err *err)
 {
 	size_t tn = l->nharts * TRAILER_U64 * 8;
 	uint8_t *tr = oob_xmalloc(tn ? tn : 1);
-	int rc = read_all(l->fd, tr, tn, (off_t)(HEADER + l->body));
+	int rc = oob_pread_all(l->fd, tr, tn, (off_t)(HEADER + l->body));
 	if (rc < 0) {
 		free(tr);
 		return oob_err_set(err, -EINVAL, "stack events %s: the hart table is cut", path);
@@ -242,8 +215,9 @@ static int load_trailer(struct evlog *l, const char *path, struct oob_err *err)
 	for (size_t i = 0; i < l->nharts; i++) {
 		const uint8_t *p = tr + i * TRAILER_U64 * 8;
 		struct evlog_hart *h = &l->harts[i];
-		*h = (struct evlog_hart){get_u64(p),	  get_u64(p + 8),  get_u64(p + 16),
-					 get_u64(p + 24), get_u64(p + 32), get_u64(p + 40)};
+		*h = (struct evlog_hart){oob_get_le64(p),      oob_get_le64(p + 8),
+					 oob_get_le64(p + 16), oob_get_le64(p + 24),
+					 oob_get_le64(p + 32), oob_get_le64(p + 40)};
 		sum += h->events;
 	}
 	free(tr);
@@ -267,14 +241,14 @@ struct evlog *evlog_open(const char *path, struct oob_err *err)
 	struct evlog *l = oob_xcalloc(1, sizeof(*l));
 	l->fd = fd;
 	l->finished = 1;
-	if (fstat(fd, &st) < 0 || read_all(fd, head, sizeof(head), 0) < 0 ||
+	if (fstat(fd, &st) < 0 || oob_pread_all(fd, head, sizeof(head), 0) < 0 ||
 	    memcmp(head, magic, sizeof(magic)) != 0) {
 		oob_err_set(err, -EINVAL, "stack events %s: not an oobprof event log", path);
 		goto fail;
 	}
-	l->body = get_u64(head + 8);
-	l->count = l->seen = get_u64(head + 16);
-	uint64_t w = get_u64(head + 24);
+	l->body = oob_get_le64(head + 8);
+	l->count = l->seen = oob_get_le64(head + 16);
+	uint64_t w = oob_get_le64(head + 24);
 	l->nharts = (size_t)(w & 0xffffffffu);
 	l->capped = (int)(w >> 32 & 1);
 	if (l->nharts > MAX_HARTS || l->body > (uint64_t)st.st_size ||
@@ -366,7 +340,7 @@ static int refill(struct replay *r)
 	r->pos = 0;
 	uint64_t want = l->body - r->off - r->len;
 	size_t n = want < BUF_SIZE - r->len ? (size_t)want : BUF_SIZE - r->len;
-	int rc = read_all(l->fd, l->buf + r->len, n, (off_t)(HEADER + r->off + r->len));
+	int rc = oob_pread_all(l->fd, l->buf + r->len, n, (off_t)(HEADER + r->off + r->len));
 	if (rc < 0)
 		return oob_err_set(r->err, rc == -EINVAL ? -EINVAL : rc,
 				   "stack events: byte %" PRIu64 ": the log is cut",

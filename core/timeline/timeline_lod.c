@@ -1,5 +1,6 @@
 /* timeline_lod: the bucketed timeline (timeline_lod.h; the layout in
  * docs/formats/TLOD.md). */
+#include "util/oob_io.h"
 #include "timeline/timeline_lod.h"
 
 #include <errno.h>
@@ -36,20 +37,6 @@ struct extent {
 	unsigned levels;
 	uint64_t b[MAX_LEVELS], nb[MAX_LEVELS];
 };
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
 
 static uint64_t ceil_div(uint64_t a, uint64_t b)
 {
@@ -94,8 +81,8 @@ static uint64_t rows_per_hart(const struct extent *x)
 
 static void row_encode(uint8_t *p, const struct row *r)
 {
-	put_u64(p, (uint64_t)r->a);
-	put_u64(p + 8, r->busy);
+	oob_put_le64(p, (uint64_t)r->a);
+	oob_put_le64(p + 8, r->busy);
 	for (int i = 0; i < 4; i++)
 		p[16 + i] = (uint8_t)(r->n >> (8 * i));
 	p[20] = r->state;
@@ -105,40 +92,12 @@ static void row_encode(uint8_t *p, const struct row *r)
 
 static void row_decode(const uint8_t *p, struct row *r)
 {
-	r->a = (int64_t)get_u64(p);
-	r->busy = get_u64(p + 8);
+	r->a = (int64_t)oob_get_le64(p);
+	r->busy = oob_get_le64(p + 8);
 	r->n =
 	    (uint32_t)p[16] | (uint32_t)p[17] << 8 | (uint32_t)p[18] << 16 | (uint32_t)p[19] << 24;
 	r->state = p[20];
 	r->cont = p[21];
-}
-
-static int pwrite_all(int fd, const void *p, size_t n, uint64_t at)
-{
-	const uint8_t *b = p;
-	while (n) {
-		ssize_t k = pwrite(fd, b, n, (off_t)at);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		b += k, n -= (size_t)k, at += (uint64_t)k;
-	}
-	return 0;
-}
-
-static int pread_all(int fd, void *p, size_t n, uint64_t at)
-{
-	uint8_t *b = p;
-	while (n) {
-		ssize_t k = pread(fd, b, n, (off_t)at);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? -errno : -EINVAL;
-		b += k, n -= (size_t)k, at += (uint64_t)k;
-	}
-	return 0;
 }
 
 /* ---- writing ---- */
@@ -190,8 +149,8 @@ static void wlev_flush(struct writer *w, struct whart *h, unsigned k)
 {
 	struct wlev *v = &h->lv[k];
 	if (v->nbuf && w->rc == 0)
-		w->rc =
-		    pwrite_all(w->fd, v->buf, v->nbuf * ROW, level_off(w, h, k) + v->buf_i0 * ROW);
+		w->rc = oob_pwrite_all(w->fd, v->buf, v->nbuf * ROW,
+				       level_off(w, h, k) + v->buf_i0 * ROW);
 	v->nbuf = 0;
 }
 
@@ -272,19 +231,19 @@ static int header_write(struct writer *w, int cycles)
 	size_t n = HEADER + (size_t)w->nh * HART_BYTES;
 	uint8_t *b = oob_xcalloc(1, n);
 	memcpy(b, magic, 8);
-	put_u64(b + 8, cycles ? 1 : 0);
-	put_u64(b + 16, w->x.start);
-	put_u64(b + 24, w->x.end);
-	put_u64(b + 32, w->x.b0);
-	put_u64(b + 40, TIMELINE_LOD_FACTOR);
-	put_u64(b + 48, w->x.levels);
-	put_u64(b + 56, w->nh);
+	oob_put_le64(b + 8, cycles ? 1 : 0);
+	oob_put_le64(b + 16, w->x.start);
+	oob_put_le64(b + 24, w->x.end);
+	oob_put_le64(b + 32, w->x.b0);
+	oob_put_le64(b + 40, TIMELINE_LOD_FACTOR);
+	oob_put_le64(b + 48, w->x.levels);
+	oob_put_le64(b + 56, w->nh);
 	for (unsigned i = 0; i < w->nh; i++) {
-		put_u64(b + HEADER + i * HART_BYTES, w->h[i].hart);
-		put_u64(b + HEADER + i * HART_BYTES + 8, w->h[i].first);
-		put_u64(b + HEADER + i * HART_BYTES + 16, w->h[i].last);
+		oob_put_le64(b + HEADER + i * HART_BYTES, w->h[i].hart);
+		oob_put_le64(b + HEADER + i * HART_BYTES + 8, w->h[i].first);
+		oob_put_le64(b + HEADER + i * HART_BYTES + 16, w->h[i].last);
 	}
-	int rc = pwrite_all(w->fd, b, n, 0);
+	int rc = oob_pwrite_all(w->fd, b, n, 0);
 	free(b);
 	return rc;
 }
@@ -347,7 +306,7 @@ static int writer_setup(struct writer *w, int cycles, struct oob_err *err)
 	if (rc == 0)
 		rc = header_write(w, cycles);
 	if (rc == 0)
-		rc = pwrite_all(w->fd, tail_magic, TAIL, size);
+		rc = oob_pwrite_all(w->fd, tail_magic, TAIL, size);
 	return rc < 0 ? oob_err_set(err, rc, "timeline summaries: %s", strerror(-rc)) : 0;
 }
 
@@ -417,35 +376,35 @@ static int header_read(struct timeline_lod *l, struct oob_err *err)
 	if (fstat(l->fd, &st) < 0)
 		return oob_err_set(err, -errno, "timeline summaries: %s", strerror(errno));
 	uint64_t size = (uint64_t)st.st_size;
-	if (size < HEADER + TAIL || pread_all(l->fd, b, HEADER, 0) < 0 || memcmp(b, magic, 8))
+	if (size < HEADER + TAIL || oob_pread_all(l->fd, b, HEADER, 0) < 0 || memcmp(b, magic, 8))
 		return bad(err, "not an OOBLOD1 file");
-	uint64_t flags = get_u64(b + 8), nh = get_u64(b + 56);
-	l->x.start = get_u64(b + 16);
-	l->x.end = get_u64(b + 24);
-	l->x.b0 = get_u64(b + 32);
-	if (flags > 1 || get_u64(b + 40) != TIMELINE_LOD_FACTOR || l->x.end < l->x.start ||
+	uint64_t flags = oob_get_le64(b + 8), nh = oob_get_le64(b + 56);
+	l->x.start = oob_get_le64(b + 16);
+	l->x.end = oob_get_le64(b + 24);
+	l->x.b0 = oob_get_le64(b + 32);
+	if (flags > 1 || oob_get_le64(b + 40) != TIMELINE_LOD_FACTOR || l->x.end < l->x.start ||
 	    !l->x.b0 || nh > MAX_HARTS)
 		return bad(err, "header out of range");
 	l->cycles = (int)flags;
 	extent_levels(&l->x);
-	if (get_u64(b + 48) != l->x.levels || l->x.b0 != finest(l->x.end - l->x.start))
+	if (oob_get_le64(b + 48) != l->x.levels || l->x.b0 != finest(l->x.end - l->x.start))
 		return bad(err, "levels do not match the extent");
 	uint64_t per = rows_per_hart(&l->x) * ROW;
 	if (per > size || nh * (HART_BYTES + per) != size - HEADER - TAIL)
 		return bad(err, "size does not match the header");
-	if (pread_all(l->fd, t, TAIL, size - TAIL) < 0 || memcmp(t, tail_magic, 8))
+	if (oob_pread_all(l->fd, t, TAIL, size - TAIL) < 0 || memcmp(t, tail_magic, 8))
 		return bad(err, "cut (no end mark)");
 	l->nh = (unsigned)nh;
 	l->h = oob_xcalloc(nh ? nh : 1, sizeof(*l->h));
 	uint8_t *hb = oob_xmalloc(nh ? nh * HART_BYTES : 1);
-	int rc = pread_all(l->fd, hb, nh * HART_BYTES, HEADER);
+	int rc = oob_pread_all(l->fd, hb, nh * HART_BYTES, HEADER);
 	for (unsigned i = 0; rc == 0 && i < nh; i++) {
 		struct whart *h = &l->h[i];
-		h->hart = (unsigned)get_u64(hb + i * HART_BYTES);
-		h->first = get_u64(hb + i * HART_BYTES + 8);
-		h->last = get_u64(hb + i * HART_BYTES + 16);
+		h->hart = (unsigned)oob_get_le64(hb + i * HART_BYTES);
+		h->first = oob_get_le64(hb + i * HART_BYTES + 8);
+		h->last = oob_get_le64(hb + i * HART_BYTES + 16);
 		h->row0 = HEADER + nh * HART_BYTES + i * per;
-		if (get_u64(hb + i * HART_BYTES) >= MAX_HARTS || h->first > h->last ||
+		if (oob_get_le64(hb + i * HART_BYTES) >= MAX_HARTS || h->first > h->last ||
 		    h->first < l->x.start || h->last > l->x.end ||
 		    (i && h->hart <= l->h[i - 1].hart))
 			rc = -EINVAL;
@@ -562,7 +521,7 @@ static int hart_query(struct timeline_lod *l, const struct whart *h, unsigned k,
 	int rc = 0;
 	for (uint64_t i = i0; rc == 0 && i < i1;) {
 		size_t n = i1 - i < RBUF ? (size_t)(i1 - i) : RBUF;
-		if (pread_all(l->fd, buf, n * ROW, off + i * ROW) < 0) {
+		if (oob_pread_all(l->fd, buf, n * ROW, off + i * ROW) < 0) {
 			rc = bad(err, "cut rows");
 			break;
 		}
