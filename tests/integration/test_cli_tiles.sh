@@ -15,15 +15,7 @@ for f in "$CLI" "$R/tv-c-v63-w1.bin" "$R/rdprog"; do
 done
 W=$OOB_BUILDDIR/tests/out/cli_tiles
 rm -rf "$W" && mkdir -p "$W"
-python3 - "$R/tv-c-v63-w1.bin" "$W" <<'PY'
-import sys
-src = open(sys.argv[1], "rb").read()
-body = src[src.index(b"\n") + 1:]
-open(sys.argv[2] + "/TRACEFILE-C0", "wb").write(
-    b"# Clock Domain: tile0, Relative Frequency: 1/1 of Base Clock\n" + body)
-open(sys.argv[2] + "/TRACEFILE-C1", "wb").write(
-    b"# Clock Domain: tile1, Relative Frequency: 1/2 of Base Clock\n" + body)
-PY
+python3 "$OOB_SRCDIR/tests/tools/two-tiles.py" "$R/tv-c-v63-w1.bin" "$W"
 "$CLI" fold --elf "$R/rdprog" "$R/tv-c-v63-w1.bin" >"$W/one.folded" &&
 	"$CLI" fold --elf "$R/rdprog" "$W/TRACEFILE-C0" "$W/TRACEFILE-C1" >"$W/two.folded" &&
 	"$CLI" timeline --elf "$R/rdprog" "$W/TRACEFILE-C0" "$W/TRACEFILE-C1" >"$W/timeline.json" ||

@@ -108,15 +108,7 @@ else
 fi
 
 # Two tiles: the same records at the base clock and at half of it.
-python3 - "$R/tv-c-v40-w1.bin" "$W" <<'PY'
-import sys
-src = open(sys.argv[1], "rb").read()
-body = src[src.index(b"\n") + 1:]
-open(sys.argv[2] + "/TRACEFILE-C0", "wb").write(
-    b"# Clock Domain: tile0, Relative Frequency: 1/1 of Base Clock\n" + body)
-open(sys.argv[2] + "/TRACEFILE-C1", "wb").write(
-    b"# Clock Domain: tile1, Relative Frequency: 1/2 of Base Clock\n" + body)
-PY
+python3 "$OOB_SRCDIR/tests/tools/two-tiles.py" "$R/tv-c-v40-w1.bin" "$W"
 cycles "$W/TRACEFILE-C1" 2 40 2
 WIN3="100000:200000 385000:500000 250007:600007 $first:$((2 * last + 1)) 771690:771691"
 # shellcheck disable=SC2086

@@ -22,15 +22,7 @@ for f in "$R/spike.log" "$GEN/vmlinux" "$S/init" "$S/prog" "$R/tv-c-v40-w1.bin" 
 	"$L/boot.oobt" "$L/vmlinux" "$GEN/go/demo.oobt" "$GEN/go/gotrace-demo"; do
 	[ -e "$f" ] || { skip all "missing $f"; exit 0; }
 done
-python3 - "$R/tv-c-v40-w1.bin" "$W" <<'PY'
-import sys
-src = open(sys.argv[1], "rb").read()
-body = src[src.index(b"\n") + 1:]
-open(sys.argv[2] + "/TRACEFILE-C0", "wb").write(
-    b"# Clock Domain: tile0, Relative Frequency: 1/1 of Base Clock\n" + body)
-open(sys.argv[2] + "/TRACEFILE-C1", "wb").write(
-    b"# Clock Domain: tile1, Relative Frequency: 1/2 of Base Clock\n" + body)
-PY
+python3 "$OOB_SRCDIR/tests/tools/two-tiles.py" "$R/tv-c-v40-w1.bin" "$W"
 srv_start "$W/data" --workers 1 || { fail start "server did not start"; exit 0; }
 
 bin() { curl -s -T "$1" "$SRV_URL/api/v1/binaries?name=$(basename "$1")" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'; }
