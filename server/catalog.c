@@ -57,9 +57,11 @@ static const char *const migrations[] = {
      * whole server); at two the job fails instead of running again. */
     "ALTER TABLE jobs ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0;",
     /* events: the stack-event log the job wrote beside its profile ('' for
-     * results of older versions and snapshots of a stream). */
-    "ALTER TABLE results ADD COLUMN events TEXT NOT NULL DEFAULT '';"
-    "ALTER TABLE results ADD COLUMN events_bytes INTEGER NOT NULL DEFAULT 0;",
+     * results of older versions and snapshots of a stream). One migration
+     * of two statements: the parentheses tell clang the joined literals
+     * are meant. */
+    ("ALTER TABLE results ADD COLUMN events TEXT NOT NULL DEFAULT '';"
+     "ALTER TABLE results ADD COLUMN events_bytes INTEGER NOT NULL DEFAULT 0;"),
 };
 
 #define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
