@@ -316,6 +316,7 @@ static int slurp(const char *path, uint8_t **buf, size_t *n, size_t max, struct 
 		got += (size_t)k;
 	}
 	close(fd);
+	(*buf)[got] = '\0'; /* the text readers' strtoull stops here, not past the end */
 	*n = got;
 	return 0;
 }

@@ -106,7 +106,7 @@ static unsigned guess(const uint8_t *p, size_t n, const struct trace_tracerv_opt
 unsigned trace_tracerv_guess(const uint8_t *p, size_t n, struct trace_tracerv_opts *out)
 {
 	struct trace_tracerv_opts any = {0};
-	int unique;
+	int unique = 0; /* guess leaves it unset when nothing fits */
 	unsigned k = guess(p, n, &any, out, &unique);
 	return unique ? k : 0;
 }
