@@ -71,7 +71,8 @@ static int decode(const uint8_t *data, size_t size, struct fuzz_recon_input *in)
 }
 
 /* The tree is well-formed (node 0 the root, parents before children,
- * frames that exist) and every instruction read is counted once. */
+ * frames that exist) and every instruction (or sample) read is counted
+ * once. */
 static void check_profile(const struct profile *p)
 {
 	const struct profile_stats *st = profile_stats(p);
@@ -85,7 +86,9 @@ static void check_profile(const struct profile *p)
 			abort();
 		self += node->self_insns;
 	}
-	if (n && self != st->instructions)
+	/* A sampled file's weights are its samples, kept in the instruction
+	 * fields (docs/formats/SAMPLES.md). */
+	if (n && self != (st->sampled ? st->samples : st->instructions))
 		abort();
 }
 
