@@ -60,7 +60,7 @@ static int kernel_given(const struct recon *r)
 }
 
 static void warn_no_elf(struct profile *p, const char *kind, const struct no_elf *b, uint64_t total,
-			const char *where, const char *todo)
+			const char *where, const char *advice)
 {
 	if (!b->insns || (double)b->insns < WARN_SHARE * (double)total)
 		return;
@@ -68,7 +68,7 @@ static void warn_no_elf(struct profile *p, const char *kind, const struct no_elf
 			    "%.1f%% of the instructions (%" PRIu64 ") ran in %s of no given ELF "
 			    "(0x%" PRIx64 "..0x%" PRIx64 "): %s",
 			    100.0 * (double)b->insns / (double)total, b->insns, where, b->lo, b->hi,
-			    todo);
+			    advice);
 }
 
 static void warn_code_of_no_elf(const struct recon *r, struct profile *p)

@@ -46,20 +46,11 @@ static int field_err(struct pb_read *r, const char *what, struct oob_err *err)
 
 static int read_value_type(struct pp *pp, struct pb_read *m, struct oob_err *err)
 {
-	uint32_t f;
-	enum pb_wire w;
+	static const uint32_t fields[] = {1}; /* ValueType.type */
 	uint64_t type = 0;
-	int rc;
-	while (pb_read_more(m)) {
-		if ((rc = pb_read_key(m, &f, &w, err)) < 0)
-			return rc;
-		if (f == 1 && w == PB_VARINT)
-			rc = pb_read_varint(m, &type, err);
-		else
-			rc = pb_read_skip(m, w, err);
-		if (rc < 0)
-			return rc;
-	}
+	int rc = pb_read_scalars(m, fields, &type, 1, err);
+	if (rc < 0)
+		return rc;
 	oob_xgrow((void **)&pp->types, &pp->captypes, pp->ntypes + 1, sizeof(*pp->types));
 	pp->types[pp->ntypes++] = type;
 	return 0;
@@ -67,40 +58,22 @@ static int read_value_type(struct pp *pp, struct pb_read *m, struct oob_err *err
 
 static int read_function(struct pp *pp, struct pb_read *m, struct oob_err *err)
 {
-	uint32_t f;
-	enum pb_wire w;
-	uint64_t id = 0, name = 0;
-	int rc;
-	while (pb_read_more(m)) {
-		if ((rc = pb_read_key(m, &f, &w, err)) < 0)
-			return rc;
-		if (f == 1 && w == PB_VARINT)
-			rc = pb_read_varint(m, &id, err);
-		else if (f == 2 && w == PB_VARINT)
-			rc = pb_read_varint(m, &name, err);
-		else
-			rc = pb_read_skip(m, w, err);
-		if (rc < 0)
-			return rc;
-	}
-	*oob_map_put(&pp->func_name, id, NULL) = name;
+	static const uint32_t fields[] = {1, 2}; /* Function.id, .name */
+	uint64_t v[2] = {0, 0};
+	int rc = pb_read_scalars(m, fields, v, 2, err);
+	if (rc < 0)
+		return rc;
+	*oob_map_put(&pp->func_name, v[0], NULL) = v[1];
 	return 0;
 }
 
 static int read_line(struct pp_loc *l, struct pb_read *m, struct oob_err *err)
 {
-	uint32_t f;
-	enum pb_wire w;
+	static const uint32_t fields[] = {1}; /* Line.function_id */
 	uint64_t fid = 0;
-	int rc;
-	while (pb_read_more(m)) {
-		if ((rc = pb_read_key(m, &f, &w, err)) < 0)
-			return rc;
-		rc = f == 1 && w == PB_VARINT ? pb_read_varint(m, &fid, err)
-					      : pb_read_skip(m, w, err);
-		if (rc < 0)
-			return rc;
-	}
+	int rc = pb_read_scalars(m, fields, &fid, 1, err);
+	if (rc < 0)
+		return rc;
 	oob_xgrow((void **)&l->funcs, &l->cap, l->n + 1, sizeof(*l->funcs));
 	l->funcs[l->n++] = fid;
 	return 0;

@@ -90,6 +90,25 @@ int pb_read_skip(struct pb_read *r, enum pb_wire wire, struct oob_err *err)
 	return oob_err_set(err, -EINVAL, "byte %zu: bad wire type", pb_read_offset(r));
 }
 
+int pb_read_scalars(struct pb_read *r, const uint32_t *fields, uint64_t *v, size_t n,
+		    struct oob_err *err)
+{
+	uint32_t f;
+	enum pb_wire w;
+	int rc;
+	while (pb_read_more(r)) {
+		if ((rc = pb_read_key(r, &f, &w, err)) < 0)
+			return rc;
+		size_t i = 0;
+		while (i < n && !(fields[i] == f && w == PB_VARINT))
+			i++;
+		rc = i < n ? pb_read_varint(r, &v[i], err) : pb_read_skip(r, w, err);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 int pb_read_varints(struct pb_read *r, enum pb_wire wire, int (*fn)(void *ctx, uint64_t v),
 		    void *ctx, struct oob_err *err)
 {

@@ -41,6 +41,11 @@ int pb_read_skip(struct pb_read *r, enum pb_wire wire, struct oob_err *err);
  * calls fn(ctx, v) for each; stops at fn's first negative return. */
 int pb_read_varints(struct pb_read *r, enum pb_wire wire, int (*fn)(void *ctx, uint64_t v),
 		    void *ctx, struct oob_err *err);
+/* A message of scalar varint fields (to its end): v[i] gets the last value
+ * of field fields[i] (left as it was when absent); other fields are
+ * skipped. */
+int pb_read_scalars(struct pb_read *r, const uint32_t *fields, uint64_t *v, size_t n,
+		    struct oob_err *err);
 /* Byte offset of the cursor in the outermost buffer. */
 size_t pb_read_offset(const struct pb_read *r);
 
