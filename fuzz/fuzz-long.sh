@@ -1,6 +1,8 @@
 #!/bin/sh
-# fuzz-long.sh SRCDIR BUILDDIR SECONDS TARGET...: runs each libFuzzer driver
-# (BUILDDIR/fuzz/libfuzzer_TARGET) for SECONDS, one after another (-jobs=1),
+# fuzz-long.sh SRCDIR BUILDDIR SECONDS|runs=N TARGET...: runs each libFuzzer
+# driver (BUILDDIR/fuzz/libfuzzer_TARGET) for SECONDS, or until it has
+# executed N inputs (a goal in executions means the same work on a busy or an
+# idle machine), one after another (-jobs=1),
 # from the seed corpus of the repository (read only) plus a working corpus in
 # BUILDDIR/fuzz-long/TARGET that keeps what the run found, with the
 # dictionary fuzz/dict/TARGET.dict when there is one. Prints one line per
@@ -15,7 +17,11 @@ printf '%-10s %12s %8s %8s %8s\n' target execs cov ft crashes
 for t in "$@"; do
 	bin=$build/fuzz/libfuzzer_$t work=$build/fuzz-long/$t
 	mkdir -p "$work/corpus"
-	set -- -max_total_time="$secs" -jobs=1 -timeout=30 -rss_limit_mb=4096 \
+	case $secs in
+	runs=*) limit=-runs=${secs#runs=} ;;
+	*) limit=-max_total_time=$secs ;;
+	esac
+	set -- "$limit" -jobs=1 -timeout=30 -rss_limit_mb=4096 \
 		-print_final_stats=1 -artifact_prefix="$work/"
 	[ -f "$src/fuzz/dict/$t.dict" ] && set -- "$@" -dict="$src/fuzz/dict/$t.dict"
 	rm -f "$work"/fuzz-0.log

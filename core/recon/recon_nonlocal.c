@@ -282,7 +282,9 @@ int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_b
 {
 	struct stack *s = h->stk;
 	uint32_t base = stack_segment_base(s);
-	if (base == 0 || s->v[base - 1].marker == IDS_MARK_ROOT || nb->kernel)
+	/* An empty segment (a return right above its marker: only in corrupt
+	 * input) has no handler frame to name. */
+	if (base == 0 || base >= s->n || s->v[base - 1].marker == IDS_MARK_ROOT || nb->kernel)
 		return 0;
 	int tramp =
 	    nb->func == FRAME_NONE ? !nb->map : recon_fn_kind(r, nb->func) == RECON_FN_SIGRETURN;
