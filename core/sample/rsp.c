@@ -139,9 +139,9 @@ static int fill(struct rsp *r, int64_t deadline, struct oob_err *err)
 		ssize_t got = recv(r->fd, r->in + r->inlen, RSP_IN_CAP - r->inlen, 0);
 		if (got < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
-		if (got < 0)
+		if (got < 0 && errno != ECONNRESET)
 			return oob_err_set(err, -errno, "%s: %s", r->what, strerror(errno));
-		if (got == 0)
+		if (got <= 0) /* a reset is a close with our request unread */
 			return oob_err_set(err, -ECONNRESET, "%s: the stub closed the connection",
 					   r->what);
 		r->inlen += (size_t)got;
@@ -167,9 +167,12 @@ static int write_all(struct rsp *r, const char *p, size_t n, struct oob_err *err
 		}
 		if (k < 0 && errno == EINTR)
 			continue;
+		if (k < 0 && (errno == EPIPE || errno == ECONNRESET))
+			return oob_err_set(err, -ECONNRESET, "%s: the stub closed the connection",
+					   r->what);
 		if (k < 0)
-			return oob_err_set(err, errno == EPIPE ? -ECONNRESET : -errno,
-					   "%s: sending: %s", r->what, strerror(errno));
+			return oob_err_set(err, -errno, "%s: sending: %s", r->what,
+					   strerror(errno));
 		p += k;
 		n -= (size_t)k;
 	}
