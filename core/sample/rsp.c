@@ -444,6 +444,19 @@ static int open_socket(const char *host, const char *port, int timeout_ms, struc
 	return fd;
 }
 
+struct rsp *rsp_from_fd(int fd, int timeout_ms)
+{
+	struct rsp *r = oob_xcalloc(1, sizeof(*r));
+	/* waits are poll()'s: a blocking send must not outlast the timeout */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	r->fd = fd;
+	r->timeout_ms = timeout_ms;
+	r->pkt_max = 4096;
+	r->in = oob_xmalloc(RSP_IN_CAP);
+	r->reply = oob_xmalloc(RSP_MAX_PACKET + 1);
+	return r;
+}
+
 int rsp_connect(const char *hostport, int timeout_ms, struct rsp **out, struct oob_err *err)
 {
 	char host[256];
@@ -460,13 +473,7 @@ int rsp_connect(const char *hostport, int timeout_ms, struct rsp **out, struct o
 	int fd = open_socket(host, colon + 1, timeout_ms, err);
 	if (fd < 0)
 		return fd;
-	struct rsp *r = oob_xcalloc(1, sizeof(*r));
-	r->fd = fd;
-	r->timeout_ms = timeout_ms;
-	r->pkt_max = 4096;
-	r->in = oob_xmalloc(RSP_IN_CAP);
-	r->reply = oob_xmalloc(RSP_MAX_PACKET + 1);
-	*out = r;
+	*out = rsp_from_fd(fd, timeout_ms);
 	return 0;
 }
 

@@ -45,6 +45,10 @@ struct rsp_stop {
  * address), or the connect's negative errno, with a message. */
 int rsp_connect(const char *hostport, int timeout_ms, struct rsp **out, struct oob_err *err);
 
+/* The same over a connected stream socket fd (a socketpair, a pipe-like
+ * stub), owned from now on: rsp_free closes it. Never fails. */
+struct rsp *rsp_from_fd(int fd, int timeout_ms);
+
 /* The handshake: qSupported (the stub's packet size) and "?", whose stop
  * reply lands in *stop (a stub started with -S or -g waits stopped). */
 int rsp_start(struct rsp *r, struct rsp_stop *stop, struct oob_err *err);
