@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -39,12 +40,22 @@ static void sleep_until(double t)
 		;
 }
 
-/* The regnum of <reg name="instret" ... regnum="N"/> in one description. */
-static int find_instret(const char *xml)
+/* The regnum of <reg name="NAME" ... regnum="N"/> in one description. */
+static int find_reg(const char *xml, const char *name)
 {
-	const char *p = strstr(xml, "name=\"instret\"");
+	char key[32];
+	snprintf(key, sizeof(key), "name=\"%s\"", name);
+	const char *p = strstr(xml, key);
 	const char *end = p ? strchr(p, '>') : NULL, *rn = p ? strstr(p, "regnum=\"") : NULL;
 	return rn && rn < end ? atoi(rn + 8) : -1;
+}
+
+/* instret, or minstret where only machine mode's is described (QEMU
+ * system mode). */
+static int find_instret(const char *xml)
+{
+	int r = find_reg(xml, "instret");
+	return r >= 0 ? r : find_reg(xml, "minstret");
 }
 
 /* The instret CSR's register number, from the target description and the
@@ -101,6 +112,11 @@ static int wait_stop(struct run *x, struct oob_err *err)
 	size_t len;
 	struct rsp_stop s;
 	int rc = rsp_wait_packet(x->r, &rep, &len, err);
+	if (rc == -ECONNRESET) { /* QEMU system mode powered off: no W, a close */
+		x->st->exited = 1;
+		x->st->exit_status = -1;
+		return 1;
+	}
 	if (rc == 0)
 		rc = rsp_parse_stop(rep, len, &s, err);
 	if (rc < 0)
