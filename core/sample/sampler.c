@@ -155,10 +155,22 @@ static int take(struct run *x, struct oob_err *err)
 	return ferror(x->out) ? oob_err_set(err, -EIO, "writing the samples failed") : 0;
 }
 
+/* A period drawn uniformly from [0.5, 1.5) times the mean: a fixed period
+ * can lock onto a periodic program's phase and draw the same few points of
+ * it again and again (xorshift64: reproducible, no shared state). */
+static double jittered(double period, uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return period * (0.5 + (double)(*state >> 11) / 9007199254740992.0);
+}
+
 static int loop(struct run *x, struct oob_err *err)
 {
 	const struct sampler_opts *o = x->o;
-	double period = 1.0 / o->hz, t0 = now_s(), next = t0 + period;
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	double period = 1.0 / o->hz, t0 = now_s(), next = t0 + jittered(period, &rng);
 	double end = o->duration_ms ? t0 + o->duration_ms / 1e3 : 0;
 	int rc = resume(x, err);
 	while (rc == 0 && (!o->max_samples || x->st->samples < o->max_samples)) {
@@ -172,7 +184,7 @@ static int loop(struct run *x, struct oob_err *err)
 			break;
 		double after = now_s();
 		x->st->stopped_s += after - t;
-		for (next += period; next < after; next += period)
+		for (next += jittered(period, &rng); next < after; next += jittered(period, &rng))
 			x->st->late++;
 	}
 	x->st->wall_s = now_s() - t0;

@@ -2,7 +2,9 @@
  * sampler: an out-of-band sampler of a running emulator through its GDB
  * stub, uniprof's way: at a rate in host time it stops the target, reads
  * its registers and the stack memory the unwinder needs (sampler_unwind.h),
- * resumes it, and writes the stack. Nothing runs inside the target.
+ * resumes it, and writes the stack. Nothing runs inside the target. The
+ * intervals are jittered (uniform in [0.5, 1.5) periods) so that they do
+ * not lock onto a periodic program; a sample that overruns skips ticks.
  *
  * Stopping: QEMU system mode (-gdb tcp::PORT -S) reads its socket while the
  * guest runs and stops on the interrupt byte; QEMU user mode (-g PORT) does

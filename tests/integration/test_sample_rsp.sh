@@ -5,10 +5,13 @@
 # alike) is built twice for RISC-V, with and without frame pointers; a run of
 # a few rounds is traced by the QEMU plugin and folded by oobprof: its
 # stacks are the ground truth. A run of many rounds under qemu-riscv64 -g is
-# sampled at 200 Hz (~2 s), and then:
-# - CFI (-fomit-frame-pointer build, --unwind cfi): every sampled stack,
-#   symbolized here from `nm` (not by oobprof), is a stack of the exact
-#   profile, from _start down, and every walk completes;
+# sampled at 100 Hz (~4 s; at 200 Hz on a loaded host the guest advances
+# too little between samples for them to be independent draws), and then:
+# - CFI (-fomit-frame-pointer build, --unwind cfi): the stack of every
+#   complete walk, symbolized here from `nm` (not by oobprof), is a stack of
+#   the exact profile, from _start down; failed walks (they stop at code
+#   without CFI: static glibc has no FDE for strtol, exit, ...) are at most
+#   3 % and what they found is the innermost part of an exact stack;
 # - frame pointers (-fno-omit-frame-pointer -fno-shrink-wrap: GCC sets up no
 #   frame on paths that need none otherwise; --unwind fp): every sample whose
 #   pc is in the program's own code, outside the instructions of a prologue
@@ -126,24 +129,24 @@ for v in fp cfi; do
 	nm -S --defined-only "$W/$v" >"$W/$v.nm"
 done
 
-# sample V UNWIND [OPTIONS]: samples a run of V at 200 Hz into $W/V.samples.
+# sample V UNWIND [OPTIONS]: samples a run of V at 100 Hz into $W/V.samples.
 sample() {
 	v=$1 unwind=$2
 	shift 2
 	port=$(free_port)
-	qemu-riscv64 -g "$port" "$W/$v" 12000 >"$W/$v.run" &
+	qemu-riscv64 -g "$port" "$W/$v" 20000 >"$W/$v.run" &
 	QPID=$!
 	wait_port "$port" || {
 		fail "$v: qemu -g" "nothing listens on $port"
 		return 1
 	}
-	timeout 120 "$CLI" sample --hz 200 --pid "$QPID" --unwind "$unwind" --elf "$W/$v" "$@" \
+	timeout 120 "$CLI" sample --hz 100 --pid "$QPID" --unwind "$unwind" --elf "$W/$v" "$@" \
 		"127.0.0.1:$port" -o "$W/$v.samples" 2>"$W/$v.err"
 	rc=$?
 	wait "$QPID"
 	QPID=
 	cat "$W/$v.err"
-	grep -q "^rounds=12000 " "$W/$v.run" || {
+	grep -q "^rounds=20000 " "$W/$v.run" || {
 		fail "$v: sampled run" "the program did not finish: $(cat "$W/$v.run")"
 		return 1
 	}
@@ -162,6 +165,11 @@ for line in open(base + ".nm"):
     if len(f) == 4 and f[2] in "TtWw":
         syms.append((int(f[0], 16), int(f[1], 16), f[3]))
 syms.sort()
+# aliases (one address, several names: ____strtol_l_internal and
+# ____strtoll_l_internal) all become the first, on both sides
+canon, first = {}, {}
+for a, _, n in syms:
+    canon[n] = first.setdefault(a, n)
 def name(a):
     lo, hi = 0, len(syms)
     while lo < hi:
@@ -169,7 +177,7 @@ def name(a):
         if syms[m][0] <= a: lo = m + 1
         else: hi = m
     if lo and a < syms[lo - 1][0] + syms[lo - 1][1]:
-        return syms[lo - 1][2]
+        return canon[syms[lo - 1][2]]
     return "0x%x" % a
 # where s0 is not the frame's own: from the entry to the "add s0,sp,N" that
 # sets it, and after the "ld s0" that restores the caller's
@@ -193,9 +201,11 @@ def in_edge(fn, a):
     if not e or e[1] is None:
         return True  # no frame pointer at all: libc
     return a <= e[1] or (e[2] is not None and a > e[2])
-exact = set()
+exact, inner = set(), set()  # the stacks; their innermost parts
 for line in open(base + ".exact"):
-    exact.add(line.rsplit(" ", 1)[0])
+    fr = [canon.get(f, f) for f in line.rsplit(" ", 1)[0].split(";")]
+    exact.add(";".join(fr))
+    inner.update(";".join(fr[i:]) for i in range(len(fr)))
 def from_main(s):
     fr = s.split(";")
     return ";".join(fr[fr.index("main"):]) if "main" in fr else None
@@ -216,7 +226,10 @@ for addrs, ok in samples:
     names = [name(a) for a in addrs]
     stack = ";".join(reversed(names))
     failed += not ok
-    if unwind == "cfi":
+    if unwind == "cfi" and not ok:
+        if stack not in inner:
+            bad.append(stack)
+    elif unwind == "cfi":
         if stack not in exact:
             bad.append(stack)
     elif names[0] in own and not in_edge(names[0], addrs[0]):
@@ -227,7 +240,7 @@ for addrs, ok in samples:
 n = len(samples)
 print("# %s: %d samples, %d failed walks, %d not checked (libc, prologues), %d distinct stacks"
       % (unwind, n, failed, unchecked, len({";".join(map(name, a)) for a, _ in samples})))
-ok = n >= 150 and not bad and unchecked <= 0.03 * n and (unwind != "cfi" or failed == 0)
+ok = n >= 150 and not bad and unchecked <= 0.03 * n and (unwind != "cfi" or failed <= 0.03 * n)
 if not ok:
     print("FAIL: test_sample_rsp: %s stacks: %d samples, %d not in the exact profile, e.g. %s; "
           "%d unchecked, %d failed" % (unwind, n, len(bad), bad[:3], unchecked, failed))
@@ -277,3 +290,89 @@ if not ok:
     print("FAIL: test_sample_rsp: instret: %d values for %d samples" % (len(vals), n))
 sys.exit(0 if ok else 1)
 PY
+
+# ---- full system: our Linux booting under qemu-system-riscv64 -icount ----
+# Sampled at 1000 Hz through -gdb (the interrupt byte stops it; virtual
+# time stands still meanwhile, so as fast as stops go) with the CFI of vmlinux
+# and of the user programs; every stack whose pc is outside the firmware
+# (no ELF) must be the innermost part of a stack of the traced boot (the
+# same execution: -icount), once the names are made alike (the
+# reconstruction adds " (file)" to names several functions share) and the
+# outermost entry frames the trace shows otherwise are dropped
+# (handle_exception: the trace shows "[trap]"; _start_kernel: entered by a
+# jump from the firmware), and init's fork child's "main;main" (the
+# reconstruction's) taken as one main. Half of the samples must have 3
+# frames or more.
+# minstret (instructions under -icount) never falls and ends within the trace's
+# instruction count.
+L=$OOB_BUILDDIR/tests/gen/linux
+FW=${OPENSBI_FW:-/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_jump.bin}
+if ! command -v qemu-system-riscv64 >/dev/null 2>&1 || [ ! -e "$L/sv39/boot.oobt" ] ||
+	[ ! -e "$FW" ]; then
+	echo "SKIP: $T: system: no qemu-system-riscv64, OpenSBI or booted Linux (gen-linux.sh)"
+	exit 0
+fi
+ELFS="--elf $L/sv39/vmlinux --elf $L/init --elf $L/calls --elf $L/sort --elf $L/syscalls"
+port=$(free_port)
+qemu-system-riscv64 -M virt -m 256M -smp 1 -nographic -no-reboot -bios "$FW" \
+	-kernel "$L/sv39/Image" -icount shift=0,sleep=off,align=off -seed 1 \
+	-gdb "tcp:127.0.0.1:$port" -S >"$W/sys.console" 2>&1 &
+QPID=$!
+wait_port "$port" || fail system "qemu-system-riscv64 -gdb: nothing listens on $port"
+# shellcheck disable=SC2086
+timeout 300 "$CLI" sample --hz 1000 --unwind cfi $ELFS --instret "127.0.0.1:$port" \
+	-o "$W/sys.samples" 2>"$W/sys.err"
+rc=$?
+wait "$QPID"
+QPID=
+cat "$W/sys.err"
+# shellcheck disable=SC2086
+"$CLI" fold $ELFS "$L/sv39/boot.oobt" >"$W/sys.exact" 2>/dev/null &&
+	"$CLI" fold $ELFS "$W/sys.samples" >"$W/sys.fold" 2>/dev/null
+if [ $rc != 0 ] || ! grep -q "reboot: Power down" "$W/sys.console"; then
+	fail system "exit $rc, $(head -c 300 "$W/sys.err"); console: $(tail -c 200 "$W/sys.console")"
+	exit 0
+fi
+python3 - "$W/sys.exact" "$W/sys.fold" "$W/sys.samples" \
+	"$(awk '$1 == "instructions" { print $2 }' "$L/sv39/boot.info")" <<'PY' &&
+import re, sys
+exact_f, fold_f, samples_f, total = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+def norm(f):
+    return re.sub(r" \([^()]*\)$", "", f)
+exact = set()
+for l in open(exact_f):
+    fr = [norm(f) for f in l.rsplit(" ", 1)[0].split(";")]
+    # the reconstruction gives init's fork child "main;main;spin" (the
+    # parent's copied frames, then main again): accept the stack with a
+    # doubled frame once, as the child runs it
+    once = [f for i, f in enumerate(fr) if i == 0 or f != fr[i - 1] or f != "main"]
+    for v in (fr, once):
+        for i in range(len(v)):
+            exact.add(";".join(v[i:]))
+ok = fw = deep = 0
+bad = []
+for l in open(fold_f):
+    s, n = l.rsplit(" ", 1)
+    n = int(n)
+    fr = [f for f in s.split(";") if f not in ("[walk failed]", "[walk truncated]")]
+    while len(fr) > 1 and fr[0] in ("handle_exception", "_start_kernel"):
+        fr = fr[1:]
+    if fr[-1].startswith("0x8"):
+        fw += n
+    elif ";".join(fr) in exact:
+        ok += n
+        deep += n if len(fr) >= 3 else 0
+    else:
+        bad.append(";".join(fr)[-200:])
+ins = [int(l.split()[2]) for l in open(samples_f) if l.startswith("# instret ")]
+rising = all(a <= b for a, b in zip(ins, ins[1:]))  # equal: stopped while idle
+print("# system: %d samples in the kernel or programs (%d with 3 frames or more), %d in the "
+      "firmware, %d not innermost parts of exact stacks; minstret %d .. %d of %d instructions"
+      % (ok + len(bad), deep, fw, len(bad), ins[0], ins[-1], total))
+good = ok >= 50 and not bad and deep >= ok / 2 and rising and ins[-1] <= total
+if not good:
+    print("FAIL: test_sample_rsp: system: %s; minstret rising %s, last %d of %d"
+          % (bad[:3], rising, ins[-1], total))
+sys.exit(0 if good else 1)
+PY
+	pass "system: Linux boot sampled, every stack the innermost part of an exact one"
