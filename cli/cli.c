@@ -219,6 +219,14 @@ static int parse_opt(struct cli *c, int opt, char *val)
 	case OPT_GOTRACE:
 	case OPT_GOCLOCK:
 		return parse_timeline_opt(c, opt, val);
+	case OPT_HZ:
+	case OPT_DURATION:
+	case OPT_MAX_SAMPLES:
+	case OPT_PID:
+	case OPT_UNWIND:
+	case OPT_INSTRET:
+	case OPT_TIMEOUT:
+		return cli_sample_opt(c, opt, val);
 	case OPT_LOG:
 		if (oob_log_parse_level(val, &lvl) < 0)
 			return cli_bad_value("--log-level", val);
@@ -268,8 +276,8 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			return -EINVAL;
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "oobprof %s: no trace given ('oobprof %s --help' for usage)\n", cmd,
-			cmd);
+		fprintf(stderr, "oobprof %s: no %s given ('oobprof %s --help' for usage)\n", cmd,
+			bit == CLI_SAMPLE ? "target" : "trace", cmd);
 		return -EINVAL;
 	}
 	c->ro.elfs = c->elfs;
@@ -340,7 +348,7 @@ int main(int argc, char **argv)
 		    {"stats", cli_cmd_stats},	    {"processes", cli_cmd_processes},
 		    {"convert", cli_cmd_convert},   {"export", cli_cmd_export},
 		    {"timeline", cli_cmd_timeline}, {"flamegraph", cli_cmd_flamegraph},
-		    {"diff", cli_cmd_diff}};
+		    {"diff", cli_cmd_diff},	    {"sample", cli_cmd_sample}};
 	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO, .max_events = 5000000};
 	if (argc < 2) {
 		cli_usage(stderr, NULL);

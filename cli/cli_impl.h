@@ -10,6 +10,7 @@
 #include "export/export.h"
 #include "profile/profile.h"
 #include "recon/recon.h"
+#include "sample/sampler.h"
 #include "timeline/timeline.h"
 
 struct cli {
@@ -39,6 +40,9 @@ struct cli {
 	double go_hz, go_offset;
 	uint64_t top_n; /* top -n: 0 = all */
 	unsigned width; /* flamegraph --width: 0 = the default */
+
+	struct sampler_opts so; /* sample: the sampler's options */
+	int unwind_set;		/* sample: --unwind given (else by --elf) */
 };
 
 /* Prints "oobprof: OPT: bad value 'VAL'" on stderr; returns -EINVAL. */
@@ -59,5 +63,9 @@ int cli_cmd_export(struct cli *c, int argc, char **argv);
 int cli_cmd_timeline(struct cli *c, int argc, char **argv);
 int cli_cmd_flamegraph(struct cli *c, int argc, char **argv);
 int cli_cmd_diff(struct cli *c, int argc, char **argv);
+int cli_cmd_sample(struct cli *c, int argc, char **argv);
+
+/* sample's own options (OPT_HZ .. OPT_TIMEOUT) into c->so. */
+int cli_sample_opt(struct cli *c, int opt, const char *val);
 
 #endif

@@ -45,6 +45,14 @@ static const struct cmd_row cmds[] = {
      "with the same options. Per function and per stack: each side's share of its total, the "
      "difference; the total absolute share error (sum |a-b|/2); with one side sampled, whether "
      "each difference is within 3 sigma of the binomial error of its sample count."},
+    {"sample", CLI_SAMPLE,
+     "oobprof sample [--hz N] [--pid PID] [--unwind fp|cfi --elf PATH] HOST:PORT -o OUT",
+     "sample a running emulator's stacks through its GDB stub",
+     "From outside, uniprof's way: at a rate of host time, stops the target (QEMU system: "
+     "-gdb tcp::PORT -S; QEMU user: -g PORT, with --pid), reads its registers and stack "
+     "through the stub, unwinds by frame pointers or by DWARF CFI, resumes it; until it exits "
+     "or --duration. Writes uniprof address stacks that every command reads (symbolize "
+     "with --elf); the cost per sample on stderr."},
     {"gotrace", 0, "oobprof gotrace [options] GO-TRACE", "a Go execution trace",
      "Summary, events, goroutines, alignment with an instruction trace."},
 };
@@ -136,13 +144,32 @@ static const struct opt_row opts[] = {
     {"name", "NAME", OPT_NAME, CLI_EXPORT | CLI_FLAMEGRAPH,
      "the profile's name, the flame graph's title (default: the trace's file name)"},
     {"width", "PX", OPT_WIDTH, CLI_FLAMEGRAPH, "the image's width in pixels (default 1200)"},
-    {"log-level", "L", OPT_LOG, CLI_ALL, "error, warn (default), info, debug"},
+    {"hz", "N", OPT_HZ, CLI_SAMPLE, "samples per second of host time (default 100)"},
+    {"duration", "S", OPT_DURATION, CLI_SAMPLE,
+     "stop sampling after S seconds and detach (default: until the target exits)"},
+    {"max-samples", "N", OPT_MAX_SAMPLES, CLI_SAMPLE, "stop after N samples and detach"},
+    {"pid", "PID", OPT_PID, CLI_SAMPLE,
+     "the emulator's process: stop it by SIGINT (QEMU user mode, whose stub does not read "
+     "the interrupt byte while the guest runs); without it, the interrupt byte"},
+    {"unwind", "fp|cfi", OPT_UNWIND, CLI_SAMPLE,
+     "by frame pointers (-fno-omit-frame-pointer builds) or by DWARF CFI through libdw (needs "
+     "--elf); default: cfi when --elf is given, else fp"},
+    {"elf", "PATH[@BASE]", OPT_ELF, CLI_SAMPLE,
+     "--unwind cfi: an ELF with its CFI (.eh_frame, .debug_frame), at its run-time base"},
+    {"max-depth", "N", OPT_MAX_DEPTH, CLI_SAMPLE, "frames per stack (default 1024)"},
+    {"instret", NULL, OPT_INSTRET, CLI_SAMPLE,
+     "read the instret CSR at each sample (\"# instret N\" lines; guest instructions under "
+     "QEMU -icount)"},
+    {"timeout", "MS", OPT_TIMEOUT, CLI_SAMPLE,
+     "the longest wait for the stub's answer (default 5000)"},
+    {"log-level", "L", OPT_LOG, CLI_ALL | CLI_SAMPLE, "error, warn (default), info, debug"},
     {"o", "OUT", 'o', ONE_OUT,
      "write to OUT instead of stdout. Every OUT that is a file is replaced whole on success "
      "and left as it was on failure; -, a pipe or a device is written through"},
+    {"o", "OUT", 'o', CLI_SAMPLE, "the samples (default stdout), replaced whole on success"},
     {"o", "OUT", 'o', CLI_CONVERT | CLI_EXPORT,
      "the output (- for stdout), replaced whole on success"},
-    {"help", NULL, 'h', CLI_ALL, "this help"},
+    {"help", NULL, 'h', CLI_ALL | CLI_SAMPLE, "this help"},
 };
 
 #define NROWS (sizeof(opts) / sizeof(opts[0]))

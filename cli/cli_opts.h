@@ -22,6 +22,7 @@ enum cli_cmd_bit {
 	CLI_EXPORT = 1u << 6,
 	CLI_FLAMEGRAPH = 1u << 7,
 	CLI_DIFF = 1u << 8,
+	CLI_SAMPLE = 1u << 9,
 };
 
 /* Every command that reconstructs stacks from traces. */
@@ -66,6 +67,13 @@ enum cli_opt_id {
 	OPT_NO_SEEK,
 	OPT_LZ4,
 	OPT_LZ4_THREADS,
+	OPT_HZ,
+	OPT_DURATION,
+	OPT_MAX_SAMPLES,
+	OPT_PID,
+	OPT_UNWIND,
+	OPT_INSTRET,
+	OPT_TIMEOUT,
 };
 
 /* The command named name: its bit, or 0 for none. */

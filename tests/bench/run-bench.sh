@@ -179,3 +179,8 @@ fi
 # private oobprofd, window views with the index and with the whole replay.
 echo
 sh "$OOB_SRCDIR/tests/bench/bench-index.sh" "$dir/mixed.oobt" "$prog"
+
+# The out-of-band sampler (oobprof sample): guest slowdown and the time
+# stopped per sample at 100 and 1000 Hz.
+echo
+sh "$OOB_SRCDIR/tests/bench/bench-sample.sh"

@@ -36,7 +36,7 @@ value_for() {
 	--format) echo auto ;; --metric) echo instructions ;; --tasks | --nonlocal) echo auto ;;
 	--window) echo 1:2 ;; --go-clock) echo 1 ;; --tracks) echo harts ;;
 	--log-level) echo error ;; --to) echo "$2" ;; --width) echo 800 ;;
-	--tracerv-valid-bit) echo 40 ;; *) echo 1 ;;
+	--tracerv-valid-bit) echo 40 ;; --unwind) echo fp ;; *) echo 1 ;;
 	esac
 }
 bad=""
