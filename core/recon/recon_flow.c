@@ -56,6 +56,13 @@ void recon_jump(struct recon *r, struct tracker_hart *h, const struct code_block
 		recon_replace_top(r, h, f, nb->func == FRAME_NONE || nb->start == nb->entry);
 }
 
+/* A return to land that no frame returns to: the task tracker may know
+ * better return addresses (a fork child's, tasks/park.h). */
+static int ret_miss(struct recon *r, struct tracker_hart *h, uint64_t land)
+{
+	return r->trk && r->trk->ops->on_ret_miss && r->trk->ops->on_ret_miss(r->trk, h, land);
+}
+
 /* Function nb was entered by a call (returning to ret): push it and tell
  * the task tracker, which hooks kernel functions. */
 static void enter(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint64_t ret,
@@ -112,6 +119,8 @@ static void ret(struct recon *r, struct tracker_hart *h, struct code_block *nb, 
 	int64_t at = stack_top(h->stk)->walked && recon_pc_rules(r) && recon_eh_land(r, h, nb)
 			 ? -2
 			 : stack_find_ret(h->stk, nb->start);
+	if (at == -1 && ret_miss(r, h, nb->start))
+		at = stack_find_ret(h->stk, nb->start);
 	if (at == -2) {
 		/* a C++ landing pad, in the frame the unwinder walked to */
 	} else if (at >= 0) {
@@ -266,6 +275,8 @@ void recon_resume(struct recon *r, struct tracker_hart *h, struct code_block *nb
 		enter(r, h, nb, pending_ret, 0);
 	} else if (nb->func != FRAME_NONE && nb->func != stack_top(h->stk)->frame) {
 		int64_t at = stack_find_ret(h->stk, nb->start);
+		if (at < 0 && ret_miss(r, h, nb->start))
+			at = stack_find_ret(h->stk, nb->start);
 		if (at >= 0) /* the trap came right after a return */
 			recon_pop_to(r, h, (uint32_t)at);
 		recon_jump(r, h, nb, nb, i);

@@ -43,6 +43,12 @@ void park_destroy(struct park *pk)
 	for (size_t k = 0; k < pk->nclones; k++)
 		free(pk->clones[k].user);
 	free(pk->clones);
+	for (size_t k = 0; k < pk->nguesses; k++)
+		free(pk->guesses[k].cl.user);
+	free(pk->guesses);
+	for (size_t k = 0; k < pk->nsibs; k++)
+		free(pk->sibs[k].user);
+	free(pk->sibs);
 	free(pk->parked);
 	memset(pk, 0, sizeof(*pk));
 }
@@ -192,7 +198,7 @@ void park_clone_note(struct park *pk, struct task *parent, const struct stack *s
 	oob_xgrow((void **)&pk->clones, &pk->cap_clones, pk->nclones + 1, sizeof(*pk->clones));
 	struct park_clone *c = &pk->clones[pk->nclones++];
 	memset(c, 0, sizeof(*c));
-	c->pid = pk->from_boot ? ++pk->last_pid : -1;
+	c->pid = c->born = pk->from_boot ? ++pk->last_pid : -1;
 	c->parent = parent;
 	c->kind = on_stack(s, pk->hk.kernel_thread)	 ? PARK_KTHREAD
 		  : on_stack(s, pk->hk.user_mode_thread) ? PARK_USER_THREAD
@@ -232,5 +238,116 @@ int park_clone_take(struct park *pk, enum park_kind kind, struct park_clone *out
 	memmove(pk->clones + first, pk->clones + first + 1,
 		(pk->nclones - first - 1) * sizeof(*pk->clones));
 	pk->nclones--;
+	return 1;
+}
+
+/* Most fork clones kept as siblings: a fork storm keeps only the latest. */
+#define PARK_MAX_SIBS 4096
+
+static struct stack_entry *user_dup(const struct park_clone *cl)
+{
+	struct stack_entry *u = oob_xmalloc(cl->nuser * sizeof(*u));
+	memcpy(u, cl->user, cl->nuser * sizeof(*u));
+	return u;
+}
+
+void park_guess_note(struct park *pk, struct task *t, struct park_clone *cl)
+{
+	if (pk->nsibs == PARK_MAX_SIBS) {
+		free(pk->sibs[0].user);
+		memmove(pk->sibs, pk->sibs + 1, (--pk->nsibs) * sizeof(*pk->sibs));
+	}
+	oob_xgrow((void **)&pk->sibs, &pk->cap_sibs, pk->nsibs + 1, sizeof(*pk->sibs));
+	pk->sibs[pk->nsibs] = *cl;
+	pk->sibs[pk->nsibs++].user = user_dup(cl);
+	oob_xgrow((void **)&pk->guesses, &pk->cap_guesses, pk->nguesses + 1, sizeof(*pk->guesses));
+	pk->guesses[pk->nguesses++] = (struct park_guess){t, *cl};
+	cl->user = NULL; /* the guess owns the frames now */
+}
+
+/* A guess is over once its task is dead or its cloned frames are gone
+ * (exec, or returned from). */
+static int guess_open(const struct park_guess *g)
+{
+	const struct stack *s = &g->t->stk;
+	return !g->t->dead && g->cl.nuser > 1 && s->n > 1 && s->v[1].frame == g->cl.user[0].frame;
+}
+
+static void guess_drop(struct park *pk, size_t k)
+{
+	free(pk->guesses[k].cl.user);
+	pk->guesses[k] = pk->guesses[--pk->nguesses];
+}
+
+/* Whether clone c has g's user frames 0..top, frame top returning to land. */
+static int clone_returns(const struct park_clone *c, const struct park_clone *g, uint32_t top,
+			 uint64_t land)
+{
+	if (c->kind != g->kind || c->nuser != g->nuser || c->user[top].ret != land)
+		return 0;
+	for (uint32_t k = 0; k <= top; k++)
+		if (c->user[k].frame != g->user[k].frame)
+			return 0;
+	return 1;
+}
+
+/* The clones a guessed child can be: fork clones taken while siblings were
+ * pending, and those still pending. Sets *match to the first that returns to
+ * land at depth top; returns how many distinct clones (by pid) do. */
+static size_t sibs_returning(const struct park *pk, const struct park_clone *g, uint32_t top,
+			     uint64_t land, const struct park_clone **match)
+{
+	size_t n = 0;
+	*match = NULL;
+	for (size_t k = 0; k < pk->nsibs + pk->nclones; k++) {
+		const struct park_clone *c =
+		    k < pk->nsibs ? &pk->sibs[k] : &pk->clones[k - pk->nsibs];
+		if (!clone_returns(c, g, top, land) || (*match && (*match)->born == c->born))
+			continue;
+		if (!*match)
+			*match = c;
+		n++;
+	}
+	return n;
+}
+
+static size_t guess_of(struct park *pk, const struct task *t)
+{
+	size_t gi = SIZE_MAX;
+	for (size_t k = pk->nguesses; k-- > 0;) {
+		if (!guess_open(&pk->guesses[k]))
+			guess_drop(pk, k);
+		else if (pk->guesses[k].t == t)
+			gi = k;
+	}
+	return gi;
+}
+
+int park_guess_fix(struct park *pk, struct task *t, uint64_t land)
+{
+	size_t gi = guess_of(pk, t);
+	if (gi == SIZE_MAX)
+		return 0;
+	struct park_guess *g = &pk->guesses[gi];
+	struct stack *s = &t->stk;
+	/* stack entry 1 + k is the clone's user frame k; the top one returns */
+	if (s->n < 2 || s->n - 2 >= g->cl.nuser - 1)
+		return 0;
+	uint32_t top = s->n - 2;
+	for (uint32_t k = 0; k <= top; k++)
+		if (s->v[1 + k].frame != g->cl.user[k].frame)
+			return 0;
+	const struct park_clone *c;
+	size_t n = sibs_returning(pk, &g->cl, top, land, &c);
+	if (!n)
+		return 0;
+	for (uint32_t k = 0; k <= top; k++)
+		s->v[1 + k].ret = g->cl.user[k].ret = c->user[k].ret;
+	if (n == 1 && c->born >= 0) {
+		/* no other clone of them returns here: t is this one */
+		t->pid = c->born;
+		if (c->parent)
+			t->parent = c->parent->key;
+	}
 	return 1;
 }

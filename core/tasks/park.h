@@ -72,8 +72,16 @@ struct park_clone {
 	struct task *parent;
 	enum park_kind kind;
 	int ambiguous;
+	int64_t born;		  /* the pid alloc_pid gave it (counted), -1: not counted */
 	struct stack_entry *user; /* the parent's user frames and trap marker */
 	uint32_t nuser;
+};
+
+/* A fork child that took the first of several pending clones: its user
+ * frames are a guess until a return tells (park_guess_fix). */
+struct park_guess {
+	struct task *t;
+	struct park_clone cl; /* the clone it runs as, for now */
 };
 
 struct park {
@@ -85,6 +93,10 @@ struct park {
 	uint64_t capped;  /* new tasks not made: PARK_MAX_TASKS reached */
 	struct park_clone *clones;
 	size_t nclones, cap_clones;
+	struct park_guess *guesses;
+	size_t nguesses, cap_guesses;
+	struct park_clone *sibs; /* copies of the fork clones taken on a guess */
+	size_t nsibs, cap_sibs;
 	int64_t last_pid;
 	int from_boot;	 /* the trace starts before the kernel: pids can be counted */
 	uint64_t ntasks; /* tasks made here: their keys */
@@ -148,5 +160,14 @@ void park_clone_note(struct park *pk, struct task *parent, const struct stack *s
  * -1 (and stays unknown for the rest of them), and the parent is kept only
  * if they all share it. */
 int park_clone_take(struct park *pk, enum park_kind kind, struct park_clone *out);
+/* t runs as clone cl, taken while others of its kind were pending: keeps
+ * it (and its user frames) so that a return can correct the guess. */
+void park_guess_note(struct park *pk, struct task *t, struct park_clone *cl);
+/* t's top cloned frame returns to land, where its guessed clone's does not:
+ * if a sibling clone (taken on a guess, or pending) with the same frames
+ * returns there, t's cloned frames get its return addresses, and its pid
+ * and parent when it is the only clone that returns there. Returns 1 if t's
+ * stack changed. */
+int park_guess_fix(struct park *pk, struct task *t, uint64_t land);
 
 #endif

@@ -144,6 +144,10 @@ struct tracker_ops {
 	void (*on_call)(struct tracker *t, struct tracker_hart *h, uint32_t frame, int indirect);
 	/* A ret lands at land, before the stack unwinds. */
 	void (*on_return)(struct tracker *t, struct tracker_hart *h, uint64_t land, uint32_t i);
+	/* A ret lands at land, which no frame of the top segment returns to:
+	 * the tracker may correct return addresses it only guessed (returns 1:
+	 * the stack changed), before the flow rules repair anything. */
+	int (*on_ret_miss)(struct tracker *t, struct tracker_hart *h, uint64_t land);
 	/* frame returned to exactly the address its caller expected. */
 	void (*on_exit_frame)(struct tracker *t, struct tracker_hart *h, uint32_t frame);
 	/* A task named by its thread function (task.fn_named) jumps to frame. */

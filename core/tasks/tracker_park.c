@@ -151,6 +151,8 @@ static void park_new_task(struct pktracker *p, struct tracker_hart *h, uint64_t 
 	r->svc->push_root(r, h);
 	for (uint32_t k = 0; k < cl.nuser; k++)
 		r->svc->push(r, h, cl.user[k].frame, cl.user[k].ret, cl.user[k].marker, 0);
+	if (cl.user && cl.pid < 0)
+		park_guess_note(pk, t, &cl); /* siblings pending: its frames are a guess */
 	free(cl.user);
 	r->svc->push(r, h, pk->hk.switch_to, land, 0, 0);
 	r->st.switch_new_tasks++;
@@ -482,12 +484,23 @@ static void park_tracker_free(struct tracker *tr)
 	free(p);
 }
 
+/* A fork child's return that its guessed clone does not explain (park.h). */
+static int park_ret_miss(struct tracker *t, struct tracker_hart *h, uint64_t land)
+{
+	struct pktracker *p = (struct pktracker *)t;
+	if (!park_guess_fix(&p->park, h->task, land))
+		return 0;
+	p->base.run->st.switch_clone_fixes++;
+	return 1;
+}
+
 static const struct tracker_ops park_ops = {
     .source = "matched",
     .hart_key = park_hart_key,
     .on_start = park_start,
     .on_call = park_on_call,
     .on_return = park_on_return,
+    .on_ret_miss = park_ret_miss,
     .on_jump = park_kthread,
     .on_trap_return = park_on_trap_return,
     .on_user_entry = park_user,
