@@ -157,7 +157,11 @@ static json_t *job_json(struct api_ctx *c, const struct catalog_job *j)
 {
 	struct job_progress p;
 	struct catalog_result res;
-	int live = job_pool_progress(c->pool, j->id, &p) == 0;
+	/* The job's process writes "done" before the pool reaps it: until then
+	 * the pool's copy of its progress is the last one relayed, older than
+	 * the final count the catalog holds. */
+	int active = j->state == CATALOG_JOB_QUEUED || j->state == CATALOG_JOB_RUNNING;
+	int live = active && job_pool_progress(c->pool, j->id, &p) == 0;
 	int has = j->has_result && catalog_result_get(c->cat, j->id, &res, NULL) == 0;
 	return api_json_job(j, live ? &p : NULL, has ? &res : NULL);
 }

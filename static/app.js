@@ -2,10 +2,12 @@
 //   #/            the dashboard (traces, binaries, jobs, the upload form)
 //   #/jobs/<id>   one job: flame graph, top functions, exports
 //   #/jobs/<id>/timeline   what ran when, per hart and Go P/M/goroutine
+//   #/compare?base=&other=  two jobs compared: a differential flame graph
 // Each page's render function fills <main> and returns a cleanup function
 // (timers, listeners) called when the page is left.
 import { getJSON, getToken, setToken } from './api.js';
 import { renderDashboard } from './dashboard.js';
+import { renderCompare } from './diff.js';
 import { renderJob } from './job.js';
 import { renderTimeline } from './timeline.js';
 
@@ -17,7 +19,8 @@ function route() {
   const main = document.getElementById('main');
   main.replaceChildren();
   const m = location.hash.match(/^#\/jobs\/(\d+)(\/timeline)?/);
-  if (m && m[2]) leave = renderTimeline(main, Number(m[1]));
+  if (/^#\/compare(\?|$)/.test(location.hash)) leave = renderCompare(main);
+  else if (m && m[2]) leave = renderTimeline(main, Number(m[1]));
   else leave = m ? renderJob(main, Number(m[1])) : renderDashboard(main);
 }
 

@@ -3,6 +3,8 @@
 // uploads a trace, its binaries (each at its link address or a PIE's @BASE)
 // and maybe a Go trace and starts a job on them, the form that re-runs a
 // job on its uploads with other options, and deleting jobs and inputs.
+// An upload attempt that fails part way (a refused binary, a refused job)
+// deletes what it stored; the lists mark uploads that no job uses.
 import { getJSON, postJSON, remove, safeName, upload } from './api.js';
 import { bytes, date, el, jobTotal, message, num, progressBar, progressLabel, progressOf } from './util.js';
 
@@ -82,6 +84,40 @@ function openWhenDone(id, status, want) {
   poll();
 }
 
+// Deletes the uploads of a failed attempt, newest first, and says what was
+// removed; one that cannot be (a job started on the same content meanwhile,
+// the server gone) is listed as kept, with a button that deletes it.
+async function rollBack(created, refresh) {
+  const removed = [];
+  const kept = [];
+  for (const c of [...created].reverse()) {
+    try {
+      await remove(`/api/v1/${c.kind}/${c.id}`);
+      removed.push(c.label);
+    } catch (e) {
+      kept.push({ ...c, why: e.message });
+    }
+  }
+  refresh();
+  const box = el('div', { id: 'upload-rollback' });
+  if (removed.length) box.append(message(`No job was started; removed what this upload stored: ${removed.join(', ')}.`, 'info'));
+  else if (!kept.length) box.append(message('No job was started; nothing new was stored.', 'info'));
+  for (const k of kept) {
+    const del = el('button', { type: 'button', class: 'danger', 'data-kept': `${k.kind}/${k.id}`, onclick: async () => {
+      try {
+        await remove(`/api/v1/${k.kind}/${k.id}`);
+        del.replaceWith(' removed');
+      } catch (e) {
+        del.after(` ${e.message}`);
+      }
+      refresh();
+    } }, 'Delete it');
+    box.append(el('p', { class: 'msg error', role: 'alert' }, `${k.label} is still stored, used by no job of this ` +
+      `upload (${k.why}). `, del));
+  }
+  return box;
+}
+
 function uploadForm(onJob) {
   const status = el('div', { class: 'upload-status', id: 'upload-status', 'aria-live': 'polite' });
   const traceIn = el('input', { type: 'file', id: 'up-trace', name: 'trace', required: true });
@@ -132,20 +168,28 @@ function uploadForm(onJob) {
     status.append(what, ' ', bar);
     const step = (f) => (x) => { bar.value = (done + x * f.size) / total; };
     const total = files.reduce((s, f) => s + f.size, 0) || 1;
+    // What this attempt stored that was not there before (the server
+    // answers duplicate: true for content it had): removed again when a
+    // later step fails, so that a refused binary or job leaves no upload
+    // that no job uses.
+    const created = [];
     const put = async (f, kind, fmt) => {
       what.textContent = 'uploading ' + f.name;
       const r = await upload(`/api/v1/${kind}?name=${encodeURIComponent(safeName(f.name))}${fmt || ''}`, f, step(f));
       done += f.size;
+      if (!r.duplicate) created.push({ kind, id: r.id, label: `${kind === 'binaries' ? 'binary' : 'trace'} ${r.id} (${r.name})` });
       return r;
     };
     try {
       const o = readOpts();
-      const t = await put(trace, 'traces', o.format === 'auto' ? '' : '&format=' + o.format);
+      // binaries first: small, and the upload the server refuses most
+      // often (not an ELF, not RISC-V), before a long trace upload
       const binaries = [];
       for (const [i, b] of [...binsIn.files].entries()) {
         const r = await put(b, 'binaries');
         binaries.push(specBins[i] ? { id: r.id, base: specBins[i] } : r.id);
       }
+      const t = await put(trace, 'traces', o.format === 'auto' ? '' : '&format=' + o.format);
       const spec = { trace: t.id, binaries, options: o };
       if (goIn.files[0]) spec.go_trace = (await put(goIn.files[0], 'traces', '&format=gotrace')).id;
       if (eventsIn.files[0]) spec.events = (await put(eventsIn.files[0], 'traces', '&format=events')).id;
@@ -158,6 +202,7 @@ function uploadForm(onJob) {
       if (open.checked) openWhenDone(job.id, status, () => open.checked);
     } catch (e) {
       status.replaceChildren(message(e.message));
+      status.append(await rollBack(created, onJob));
     } finally {
       submit.disabled = false;
     }
@@ -274,6 +319,20 @@ function jobRow(j, traces, refresh, rerun) {
     el('td', {}, j.state === 'done' ? el('a', { href: `#/jobs/${j.id}`, class: 'button' }, 'Open') : '', ' ', again, ' ', del));
 }
 
+// How many jobs use each trace (as trace, Go trace or events) and each
+// binary: an upload no job uses is marked, so that a left-over is seen.
+function usesOf(jobs) {
+  const u = { traces: new Map(), binaries: new Map() };
+  const add = (m, id) => { if (id !== undefined && id !== null) m.set(id, (m.get(id) || 0) + 1); };
+  for (const j of jobs) {
+    const s = j.spec || {};
+    const ts = new Set([...(s.traces || [s.trace ?? j.trace]), s.go_trace, s.events]);
+    for (const t of ts) add(u.traces, t);
+    for (const b of new Set((s.binaries || []).map((x) => (typeof x === 'object' ? x.id : x)))) add(u.binaries, b);
+  }
+  return u;
+}
+
 function table(id, caption, head, rows) {
   return el('table', { id, class: 'data' }, el('caption', {}, caption),
     el('thead', {}, el('tr', {}, head.map((h) => el('th', { scope: 'col' }, h)))),
@@ -307,20 +366,26 @@ export function renderDashboard(main) {
       f.scrollIntoView({ block: 'nearest' });
     };
     const jobRows = [...jobs.jobs].reverse().map((j) => jobRow(j, tmap, refresh, rerun));
+    const uses = usesOf(jobs.jobs);
+    const usedBy = (kind, id) => {
+      const n = uses[kind].get(id) || 0;
+      return el('td', { class: n ? 'num' : 'num unused', 'data-jobs': n,
+        title: n ? '' : 'no job uses it: start one, or delete it' }, n ? num(n) : 'none');
+    };
     const delBtn = (kind, id, label) => el('button', { type: 'button', class: 'danger', 'aria-label': `delete ${label}`,
       onclick: () => removeInput(kind, id, label, refresh) }, 'Delete');
     lists.replaceChildren(
       table('jobs', 'Jobs', ['id', 'trace', 'state', 'progress', 'created', ''], jobRows),
-      table('traces', 'Traces', ['id', 'name', 'size', 'format', 'state', 'date', ''],
+      table('traces', 'Traces', ['id', 'name', 'size', 'format', 'state', 'jobs', 'date', ''],
         [...traces.traces].reverse().map((t) => el('tr', { 'data-trace': t.id },
           el('td', { class: 'num' }, t.id), el('td', {}, t.name), el('td', { class: 'num' }, bytes(t.size)),
-          el('td', {}, t.format), el('td', {}, t.state), el('td', {}, date(t.created)),
+          el('td', {}, t.format), el('td', {}, t.state), usedBy('traces', t.id), el('td', {}, date(t.created)),
           el('td', {}, delBtn('traces', t.id, `trace ${t.id} (${t.name})`))))),
-      table('binaries', 'Binaries', ['id', 'name', 'size', 'format', 'functions', 'date', ''],
+      table('binaries', 'Binaries', ['id', 'name', 'size', 'format', 'functions', 'jobs', 'date', ''],
         [...bins.binaries].reverse().map((b) => el('tr', { 'data-binary': b.id },
           el('td', { class: 'num' }, b.id), el('td', {}, b.name), el('td', { class: 'num' }, bytes(b.size)),
           el('td', {}, `ELF ${b.arch}${b.pie ? ' PIE' : ''}${b.has_dwarf ? ', DWARF' : ''}`),
-          el('td', { class: 'num' }, num(b.functions)), el('td', {}, date(b.created)),
+          el('td', { class: 'num' }, num(b.functions)), usedBy('binaries', b.id), el('td', {}, date(b.created)),
           el('td', {}, delBtn('binaries', b.id, `binary ${b.id} (${b.name})`))))));
     const busy = jobs.jobs.some((j) => ACTIVE.has(j.state));
     timer = setTimeout(refresh, busy ? 700 : 5000);

@@ -4,11 +4,12 @@
 // Scroll to zoom, drag to pan: the view asks the server again for its window
 // with one pixel as the merge bound, so a lane never carries more intervals
 // than it has pixels. Clicking a hart interval shows the flame graph of
-// exactly that time range on that hart. Shift-drag (or drag in "select"
+// exactly that time range on that hart and the stacks that ran in it, each
+// with its weight. Shift-drag (or drag in "select"
 // mode) selects a window: its flame graph here, and a link to the job page
 // with its flame graph and table.
 import { getJSON } from './api.js';
-import { el, message, num, spinner } from './util.js';
+import { el, message, num, percent, spinner } from './util.js';
 import { frameColor } from './job.js';
 
 const LANE = 18;
@@ -76,9 +77,38 @@ function axisOf(scale) {
   return d3.axisTop(scale).ticks(8).tickFormat(axisFormat(scale, 8));
 }
 
-function drawFlame(box, url, title) {
+// The stacks of a flame graph JSON (the API's: value = total, self = own
+// weight): every context that ran itself, root first, with its self weight,
+// heaviest first. With every node asked for (max_nodes=0) they are exactly
+// the stacks that ran in the window, as `oobprof fold --window` lists them.
+export function stacksOf(root) {
+  const out = [];
+  (function walk(n, path) {
+    const here = n === root ? path : [...path, n.name];
+    if (n !== root && n.self) out.push({ path: here, weight: n.self });
+    for (const c of n.children || []) walk(c, here);
+  })(root, []);
+  return out.sort((a, b) => b.weight - a.weight || a.path.join(';').localeCompare(b.path.join(';')));
+}
+
+const MAX_STACKS = 200;
+// A list of the stacks that ran in an interval: the leaf in bold, its
+// callers before it, the weight and its share of the interval.
+function stackList(data) {
+  const stacks = stacksOf(data);
+  const shown = stacks.slice(0, MAX_STACKS);
+  return el('section', { id: 'timeline-stacks', 'data-count': stacks.length },
+    el('h3', {}, `Stacks in it: ${num(stacks.length)}` + (stacks.length > MAX_STACKS ? `, the ${MAX_STACKS} heaviest shown` : '')),
+    el('ol', { class: 'stack-list' }, shown.map((st) => el('li', { 'data-stack': st.path.join(';'), 'data-weight': st.weight },
+      el('span', { class: 'stack-weight' }, `${num(st.weight)} ${data.metric} (${percent(st.weight, data.value)})`), ' ',
+      el('span', { class: 'stack-path mono' }, st.path.slice(0, -1).join(' → '), st.path.length > 1 ? ' → ' : '',
+        el('strong', {}, st.path[st.path.length - 1]))))));
+}
+
+function drawFlame(box, url, title, withStacks = false) {
   box.replaceChildren(el('h3', {}, title), el('div', { id: 'timeline-flame' }));
   getJSON(url).then((data) => {
+    if (withStacks) box.append(stackList(data));
     const width = Math.max(400, box.clientWidth - 10);
     const chart = flamegraph.default().width(width).cellHeight(18).minFrameSize(1)
       .setColorMapper((d) => frameColor(d.data.libtype, d.data.name))
@@ -175,8 +205,9 @@ export function renderTimeline(main, id) {
         .on('mouseover', (ev, d) => { detail.textContent = describe(lane, d, doc); })
         .on('click', (ev, d) => {
           if (lane.kind !== 'hart' || selecting(ev)) return;
-          const url = `/api/v1/jobs/${id}/flamegraph?from=${d.s}&to=${d.e}&hart=${lane.hart}`;
-          drawFlame(flameBox, url, `Flame graph of [${num(d.s)}, ${num(d.e)}) on ${lane.label}`);
+          // every node (max_nodes=0): the stacks listed are all there are
+          const url = `/api/v1/jobs/${id}/flamegraph?from=${d.s}&to=${d.e}&hart=${lane.hart}&max_nodes=0`;
+          drawFlame(flameBox, url, `Flame graph of [${num(d.s)}, ${num(d.e)}) on ${lane.label}`, true);
         })
         .append('title').text((d) => describe(lane, d, doc));
     });

@@ -72,30 +72,21 @@ const char *export_tool_name(void)
 int export_clock_init(struct export_clock *c, const struct profile *p, const struct evlog *ev,
 		      const struct export_opts *o, struct oob_err *err)
 {
+	(void)ev;
 	memset(c, 0, sizeof(*c));
-	c->cycles =
-	    o->metric == PROFILE_CYCLES || (o->metric == PROFILE_CALLS && profile_has_cycles(p));
-	if (o->go && export_is_perfetto(o->format)) /* the axis the Go clock maps to */
-		c->cycles = profile_has_cycles(p);
-	if (c->cycles && !profile_has_cycles(p))
+	/* One axis for every export that keeps time, the timeline's
+	 * (timeline.h): the trace's cycles when it has them, else the global
+	 * record index, absolute. So an event has the same time in each file
+	 * and in the API's windows, whatever the metric. */
+	c->cycles = profile_has_cycles(p);
+	if (o->metric == PROFILE_CYCLES && !c->cycles)
 		return oob_err_set(err, -EINVAL, "export: this trace has no cycle counts");
 	if (o->clock_hz && !c->cycles)
 		return oob_err_set(err, -EINVAL,
-				   "export: a clock rate converts cycles, but this export keeps "
-				   "time in instructions (%s)",
-				   profile_has_cycles(p) ? "choose the cycles metric"
-							 : "the trace has no cycle counts");
+				   "export: a clock rate converts cycles, but the trace has no "
+				   "cycle counts (its time is the trace's record index)");
 	c->hz = o->clock_hz;
-	c->seq = !c->cycles && o->go && export_is_perfetto(o->format);
-	c->t0 = c->seq ? 0 : UINT64_MAX; /* records count from the trace's start */
-	for (unsigned h = 0; ev && h < evlog_nharts(ev); h++) {
-		struct evlog_hart s = evlog_hart(ev, h);
-		uint64_t t = c->cycles ? s.first_cycle : s.first_insn;
-		if (s.events && t < c->t0)
-			c->t0 = t;
-	}
-	if (c->t0 == UINT64_MAX)
-		c->t0 = 0;
+	c->seq = !c->cycles;
 	return 0;
 }
 
@@ -106,7 +97,6 @@ uint64_t export_clock_time(const struct export_clock *c, const struct recon_even
 
 uint64_t export_clock_axis(const struct export_clock *c, uint64_t t)
 {
-	t = t > c->t0 ? t - c->t0 : 0;
 	if (!c->hz)
 		return t;
 	return (uint64_t)((unsigned __int128)t * 1000000000u / c->hz);

@@ -4,13 +4,20 @@
  * read. Every export is exact: its totals equal the profile's (`oobprof top`
  * and `oobprof fold` print the same numbers).
  *
+ * Time (speedscope with events, both Perfetto formats): the job's time
+ * axis, the timeline's (timeline.h), whatever the metric: the trace's
+ * cycles when it has them, else the trace's record index (struct
+ * recon_event.seq: on one hart its instruction count; on several the
+ * merged records, so a frame's duration counts the other harts' records
+ * too), absolute, so an event has the same time in every export, in the
+ * timeline and in the API's from/to windows.
+ *
  * speedscope  speedscope's file format (https://www.speedscope.app/
  *             file-format-schema.json). With events: one evented profile per
  *             hart, every frame opened and closed where the trace did it,
- *             "at" in the trace's unit (cycles, else instructions; unit
- *             "none", the unit said in the profile's name) or in nanoseconds
- *             when clock_hz is given; values are rebased to the earliest
- *             event. Without events, or with more than max_events of them, or
+ *             "at" on the job's time axis (unit "none", said in the
+ *             profile's name) or in nanoseconds when clock_hz is given.
+ *             Without events, or with more than max_events of them, or
  *             when sampled is set: the sampled form, one profile per metric
  *             (the chosen one first), each calling context a sample weighted
  *             by its self count.
@@ -18,15 +25,13 @@
  *             {"traceEvents": [...]}, pid 1, one tid per hart (tid = hart + 1)
  *             named by "M" metadata events, "B"/"E" pairs properly nested per
  *             tid, ts in microseconds printed from integer nanoseconds
- *             (one cycle or instruction = 1 ns without clock_hz), rebased to
- *             the trace start. min_duration (in those ns) drops frames shorter
+ *             (one unit of the time axis = 1 ns without clock_hz).
+ *             min_duration (in those ns) drops frames shorter
  *             than it, and so all their callees, keeping multi-GB traces'
  *             exports small. With a Go trace (go): pid 2 "Go runtime",
  *             one tid per P, M and goroutine and one for GC/STW, "X" events
- *             for their state intervals mapped by the clock model; the
- *             harts' time is then the global record index when the trace
- *             has no cycles (the axis the model maps to, common to all
- *             harts). Needs events. The file name should not end in
+ *             for their state intervals mapped by the clock model (it maps
+ *             to the same axis). Needs events. The file name should not end in
  *             .chrome.json: speedscope reads that as a DevTools timeline.
  * perfetto-pb Perfetto's own format (ui.perfetto.dev, trace_processor): a
  *             gzipped protobuf Trace (perfetto/protos/perfetto/trace/), a
@@ -44,10 +49,10 @@
  *             (debug annotation). Written as events are replayed: memory
  *             stays bounded whatever the trace's length. A thread track
  *             holds its time: a task moving to a hart whose clock is behind
- *             (no cycles, time per hart) has its slices start no earlier
- *             than its last. With a Go trace: the Go runtime's tracks as a
- *             process "Go runtime". Needs events. Also "perfetto-json" for
- *             perfetto, so that the JSON can be named unambiguously.
+ *             has its slices start no earlier than its last. With a Go
+ *             trace: the Go runtime's tracks as a process "Go runtime".
+ *             Needs events. Also "perfetto-json" for perfetto, so that the
+ *             JSON can be named unambiguously.
  * pprof       gzipped profile.proto (github.com/google/pprof/proto): sample
  *             types instructions, cycles (when the trace has them) and calls,
  *             all "count"; one sample per calling context, locations leaf
@@ -85,9 +90,8 @@ enum export_format {
 
 struct export_opts {
 	enum export_format format;
-	/* Weight of folded and sampled exports, the pprof default sample type,
-	 * and the time base of evented ones (cycles or instructions; calls
-	 * falls back to cycles when the trace has them, else instructions). */
+	/* Weight of folded and sampled exports and the pprof default sample
+	 * type; not the time of evented ones (see above). */
 	enum profile_metric metric;
 	int annotate;	       /* folded: _[k] on kernel frames */
 	uint64_t clock_hz;     /* cycles per second: times in ns (needs cycles); 0: none */

@@ -17,14 +17,14 @@ struct export_clock {
 	int cycles;
 	int seq; /* no cycles: the global record index instead of the hart's count */
 	uint64_t hz;
-	uint64_t t0;
 };
 
-/* Chooses the stamp and origin for p and ev under o. -EINVAL when clock_hz is
- * given but the trace has no cycles. */
+/* The time axis of p (cycles, else the global record index; absolute, as
+ * the timeline's). -EINVAL when clock_hz is given, or o's metric is cycles,
+ * but the trace has no cycles. */
 int export_clock_init(struct export_clock *c, const struct profile *p, const struct evlog *ev,
 		      const struct export_opts *o, struct oob_err *err);
-/* The event's time: rebased, converted, never below 0. */
+/* The event's time on that axis, in ns when clock_hz is given. */
 uint64_t export_clock_time(const struct export_clock *c, const struct recon_event *ev);
 /* The same for a time on the trace's axis (cycles, or records when seq). */
 uint64_t export_clock_axis(const struct export_clock *c, uint64_t t);

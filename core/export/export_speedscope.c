@@ -49,7 +49,7 @@ static int write_evented(const struct profile *p, struct evlog *ev, const struct
 		    f,
 		    "%s{\"type\":\"evented\",\"name\":\"hart %u%s\",\"unit\":\"%s\",\"events\":[",
 		    written++ ? "," : "", h,
-		    clk.hz ? "" : (clk.cycles ? " (cycles)" : " (instructions)"),
+		    clk.hz ? "" : (clk.cycles ? " (cycles)" : " (trace records)"),
 		    clk.hz ? "nanoseconds" : "none");
 		rc = evlog_replay(ev, (int)h, (uint32_t)profile_nframes(p), put_event, &e, err);
 		fprintf(f, "],\"startValue\":%" PRIu64 ",\"endValue\":%" PRIu64 "}", e.first,

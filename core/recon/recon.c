@@ -245,7 +245,7 @@ static void split_inlines(struct recon *r)
 
 static const char *arena_fmt_name(struct oob_arena *a, const struct proc *pr, const struct task *t)
 {
-	char buf[64];
+	char buf[PROC_COMM_SIZE + 40]; /* comm, then " [satp 0x...]" at most */
 	if (pr->by_satp && t->key)
 		snprintf(buf, sizeof(buf), "%s [satp %#" PRIx64 "]", t->comm[0] ? t->comm : "?",
 			 (uint64_t)ids_satp_key(t->key));

@@ -31,7 +31,8 @@
  * clone of its kind (kernel thread or fork). A fork child starts with a copy
  * of its parent's user frames; an exec (begin_new_exec) replaces them at the
  * next return to user space, where the binary that runs names the task.
- * Kernel threads are named by their thread function.
+ * Kernel threads are named by their thread function, "[kthread: fn]": their
+ * comm is formatted into memory a pc-only trace does not show.
  *
  * Nothing here is for one kernel build: the functions are found by name in
  * the vmlinux given to the job.

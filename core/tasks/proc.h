@@ -59,12 +59,19 @@ struct proc_exec {
 	uint64_t when; /* cycle, or instruction index without cycles */
 };
 
+/*
+ * A task's name: the kernel's comm (at most 15 bytes, TASK_COMM_LEN) where
+ * the trace tells it, else what does tell it exactly, such as a kernel
+ * thread's thread function: "[kthread: worker_thread]" (park.h).
+ */
+#define PROC_COMM_SIZE 48
+
 struct task {
 	uint32_t idx;	 /* index in the table, 0-based */
 	uint64_t key;	 /* task_struct address, 0 while unknown */
 	int64_t pid;	 /* -1 while unknown */
 	uint64_t parent; /* key of the parent task, 0 if unknown */
-	char comm[17];
+	char comm[PROC_COMM_SIZE];
 	struct stack stk;
 	struct code_space *ucs; /* user code: a space per user binary */
 	uint32_t root_frame;	/* PROFILE_FRAME_PROCESS frame, FRAME_NONE without processes */

@@ -78,6 +78,19 @@ static void begin(struct pkhart *x, struct tracker_hart *h, const struct stack *
 	h->low = UINT32_MAX;
 }
 
+/* A kernel thread made by kthread_create() and friends: its comm is the
+ * name they format, in memory a pc-only trace does not show; its thread
+ * function is exact, and the brackets say it is not the comm (as ps does
+ * for kernel threads). fn NULL: kthread() has not called it yet. */
+static void name_kthread(struct task *t, const char *fn)
+{
+	if (!fn)
+		snprintf(t->comm, sizeof(t->comm), "[kthread]");
+	else
+		snprintf(t->comm, sizeof(t->comm), "[kthread: %.*s]",
+			 (int)sizeof(t->comm) - (int)sizeof("[kthread: ]"), fn);
+}
+
 static void park_on_call(struct tracker *tr, struct tracker_hart *h, uint32_t f, int indirect)
 {
 	struct pktracker *p = (struct pktracker *)tr;
@@ -101,7 +114,7 @@ static void park_on_call(struct tracker *tr, struct tracker_hart *h, uint32_t f,
 		t->dead = 1;
 	} else if (t->fn_named && indirect && caller == k->kthread) {
 		/* kthread() calls the thread function it was made for */
-		snprintf(t->comm, sizeof(t->comm), "%.16s", kernel_func_name(tr->run, f));
+		name_kthread(t, kernel_func_name(tr->run, f));
 	}
 }
 
@@ -128,7 +141,10 @@ static void park_kthread(struct tracker *tr, struct tracker_hart *h, uint32_t f)
 	int k = f == pk->hk.kthreadd || f == pk->hk.kthread;
 	if (park_clone_take(pk, k ? PARK_KTHREAD : PARK_USER_THREAD, &cl))
 		park_adopt(t, &cl);
-	snprintf(t->comm, sizeof(t->comm), "%.16s", kernel_func_name(tr->run, f));
+	if (f == pk->hk.kthread)
+		name_kthread(t, NULL);
+	else /* kthreadd names itself "kthreadd"; user_mode_thread()'s exec */
+		snprintf(t->comm, sizeof(t->comm), "%.16s", kernel_func_name(tr->run, f));
 }
 
 /* Makes a task for a first run at land (ret_from_fork, ret_from_kernel_thread,

@@ -10,6 +10,9 @@
 //   records, from GET /api/v1/traces), or an estimate from the bytes read
 //   when the total is unknown, with an ETA;
 // - an export is fetched with a spinner and saved whole;
+// - a refused binary or job start leaves no upload behind (what the
+//   attempt stored is deleted again; duplicates of earlier uploads stay),
+//   and an upload no job uses is marked in the lists;
 // - traces and binaries are deleted from the page (with the finished jobs
 //   using them, after a second question).
 // Screenshots: tests/out/screenshots/dashboard-*.png.
@@ -139,6 +142,90 @@ async function main() {
       check(j.spec.options.tasks === 'satp' && j.spec.options.inline === false, `options ${JSON.stringify(j.spec.options)}`);
       await page.screenshot({ path: screenshotPath('dashboard-rerun.png'), fullPage: true });
       return `job ${id}: ${JSON.stringify(j.spec.options).slice(0, 60)}`;
+    });
+    await R.run('a refused binary or job leaves no upload behind; what was there before stays', async () => {
+      const before = async () => [(await api(srv.url, 'GET', '/api/v1/traces')).traces.map((x) => x.id).sort(),
+        (await api(srv.url, 'GET', '/api/v1/binaries')).binaries.map((x) => x.id).sort()];
+      const [t0, b0] = await before();
+      const dir = path.join(OUT, 'browser_dashboard');
+      const junk = path.join(dir, 'junk.elf');
+      fs.writeFileSync(junk, 'not an ELF file\n');
+      // a new binary, one the server has (duplicate), a refused one
+      const prog = path.join(GEN, 'progs/mutual');
+      await page.goto(`${srv.url}/#/`);
+      await page.waitForSelector('#upload-form');
+      const n0 = posts.length;
+      await page.setInputFiles('#up-trace', path.join(GEN, 'progs/mutual.oobt'));
+      await page.setInputFiles('#up-bins', [prog, ELF, junk]);
+      await page.fill('#up-base-1', base);
+      await page.setInputFiles('#up-go', []);
+      await page.uncheck('#up-open');
+      await page.click('#up-submit');
+      await page.waitForSelector('#upload-rollback', { timeout: 60000 });
+      const said = await page.locator('#upload-status').innerText();
+      const [t1, b1] = await before();
+      check(JSON.stringify(t1) === JSON.stringify(t0) && JSON.stringify(b1) === JSON.stringify(b0),
+        `traces ${t0} -> ${t1}, binaries ${b0} -> ${b1}; page: ${said}`);
+      check(!posts.slice(n0).some((u) => u.includes('/api/v1/traces')), 'the trace was uploaded after a refused binary');
+      check(/removed .*binary \d+ \(mutual\)/.test(said) && !said.includes('gotrace-demo'), `page: ${said}`);
+      // the trace and two new binaries stored, then the job refused: one
+      // binary is this machine's, not RISC-V code
+      const other = path.join(dir, 'other.oobt');
+      fs.copyFileSync(path.join(GEN, 'progs/mutual.oobt'), other);
+      const host = path.join(dir, 'host-true');
+      fs.copyFileSync('/bin/true', host);
+      await page.goto(`${srv.url}/#/`);
+      await page.waitForSelector('#upload-form');
+      await page.setInputFiles('#up-trace', other);
+      await page.setInputFiles('#up-bins', [prog, host]);
+      await page.uncheck('#up-open');
+      await page.click('#up-submit');
+      await page.waitForSelector('#upload-rollback', { timeout: 60000 });
+      const said2 = await page.locator('#upload-status').innerText();
+      const [t2, b2] = await before();
+      check(JSON.stringify(t2) === JSON.stringify(t0) && JSON.stringify(b2) === JSON.stringify(b0),
+        `traces ${t0} -> ${t2}, binaries ${b0} -> ${b2}; page: ${said2}`);
+      check(/removed .*trace \d+ \(other\.oobt\)/.test(said2) && /binary \d+ \(mutual\)/.test(said2) &&
+        /binary \d+ \(host-true\)/.test(said2), `page: ${said2}`);
+      await page.locator('#upload-form').screenshot({ path: screenshotPath('dashboard-rollback.png') });
+      // a removal that fails is reported, with a button that removes it
+      await page.route('**/api/v1/traces/*', (route) => (route.request().method() === 'DELETE' ?
+        route.fulfill({ status: 503, json: { error: { code: 'busy', message: 'try again' } } }) : route.continue()));
+      await page.goto(`${srv.url}/#/`);
+      await page.waitForSelector('#upload-form');
+      await page.setInputFiles('#up-trace', other);
+      await page.setInputFiles('#up-bins', [host]);
+      await page.uncheck('#up-open');
+      await page.click('#up-submit');
+      const keep = page.locator('#upload-rollback button[data-kept^="traces/"]');
+      await keep.waitFor({ timeout: 60000 });
+      const kept = Number((await keep.getAttribute('data-kept')).split('/')[1]);
+      const [t3] = await before();
+      check(t3.includes(kept), `trace ${kept} reported kept, server has ${t3}`);
+      await page.unroute('**/api/v1/traces/*');
+      await keep.click();
+      await page.waitForFunction(() => /removed/.test(document.querySelector('#upload-rollback p.msg.error')?.textContent));
+      const [t4, b4] = await before();
+      check(JSON.stringify(t4) === JSON.stringify(t0) && JSON.stringify(b4) === JSON.stringify(b0),
+        `after "Delete it": traces ${t4}, binaries ${b4}`);
+      return `${said.split('\n')[0].slice(0, 60)} | ${said2.split('\n').pop().slice(0, 100)}`;
+    });
+    await R.run('an upload no job uses is marked in the lists', async () => {
+      const t = await api(srv.url, 'POST', '/api/v1/traces?name=alone.oobt', fs.readFileSync(path.join(GEN, 'progs/mutual.oobt')));
+      await page.goto(`${srv.url}/#/`);
+      const cell = page.locator(`tr[data-trace="${t.id}"] td[data-jobs]`);
+      await cell.waitFor();
+      const alone = [await cell.innerText(), await cell.getAttribute('class')];
+      const used = page.locator(`tr[data-trace="${job.trace}"] td[data-jobs]`);
+      const jobs = (await api(srv.url, 'GET', '/api/v1/jobs')).jobs.filter((j) => j.trace === job.trace).length;
+      const n = Number(await used.getAttribute('data-jobs'));
+      await api(srv.url, 'DELETE', `/api/v1/traces/${t.id}`);
+      // the next case loads the dashboard afresh (not a hash change, which
+      // would wait for the page's next 5-second refresh)
+      await page.goto('about:blank');
+      check(alone[0] === 'none' && /unused/.test(alone[1]), `unused trace shows ${alone}`);
+      check(n === jobs && n >= 2, `trace ${job.trace}: ${n} jobs shown, ${jobs} use it`);
+      return `trace ${t.id}: none; trace ${job.trace}: ${n} jobs`;
     });
     await R.run('a running job shows instructions done of the total, or an estimate, with an ETA', async () => {
       const t = await api(srv.url, 'GET', `/api/v1/traces/${job.trace}`);

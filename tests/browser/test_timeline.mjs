@@ -7,8 +7,11 @@
 // rectangle's own data-start/data-end. Zooming asks the server for the new
 // window. Shift-drag selects a window (checked against the axis's own
 // scale), whose flame graph and job page show exactly it; the legend has
-// every process in the colours its intervals are drawn with. Screenshots:
-// tests/out/screenshots/timeline.png, timeline-select.png.
+// every process in the colours its intervals are drawn with. The clicked
+// interval lists its stacks: exactly `oobprof fold --window` of it.
+// Screenshots: tests/out/screenshots/timeline.png, timeline-select.png,
+// timeline-stacks.png.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
@@ -122,6 +125,35 @@ async function main() {
       await sleep(1000); /* d3-flame-graph's transition */
       await page.screenshot({ path: screenshotPath('timeline.png'), fullPage: true });
       return `[${widest.s}, ${widest.e}): ${shown} instructions`;
+    });
+    await R.run('the clicked interval\'s stacks: exactly oobprof fold --window of it', async () => {
+      await page.waitForSelector('#timeline-stacks li', { timeout: 60000 });
+      const count = Number(await page.locator('#timeline-stacks').getAttribute('data-count'));
+      const rows = await page.locator('#timeline-stacks li').evaluateAll((lis) =>
+        lis.map((li) => [li.dataset.stack, Number(li.dataset.weight), li.innerText]));
+      // the truth: the CLI replays the trace and cuts the same window
+      const r = spawnSync(path.join(BUILD, 'oobprof'), ['fold', '--window', `${widest.s}:${widest.e}`,
+        ...ELFS.flatMap((e) => ['--elf', e]), LOG], { encoding: 'utf8', maxBuffer: 1 << 28 });
+      check(r.status === 0, `oobprof fold: ${r.stderr}`);
+      const fold = r.stdout.trim().split('\n').map((l) => {
+        const i = l.lastIndexOf(' ');
+        return [l.slice(0, i), Number(l.slice(i + 1))];
+      }).filter(([, w]) => w > 0);
+      const want = new Map(fold);
+      check(count === want.size, `${count} stacks listed, oobprof fold --window has ${want.size}`);
+      const sum = fold.reduce((a, [, w]) => a + w, 0);
+      check(sum === widest.e - widest.s, `fold sums to ${sum}, the interval is ${widest.e - widest.s}`);
+      // the heaviest first, each the fold's (';' in a name is ':' there)
+      const heaviest = [...fold].sort((a, b) => b[1] - a[1])[0][1];
+      check(rows.length && rows[0][1] === heaviest, `first row ${rows[0] && rows[0][1]}, heaviest ${heaviest}`);
+      for (const [stack, w, text] of rows) {
+        const k = stack.split(';').map((f) => f.replace(/;/g, ':')).join(';');
+        check(want.get(k) === w, `${stack}: ${w} shown, fold ${want.get(k)}`);
+        check(text.includes(w.toLocaleString('en-US')), `row text "${text}"`);
+      }
+      await page.locator('#timeline-stacks').screenshot({ path: screenshotPath('timeline-stacks.png') });
+      await page.evaluate(() => window.scrollTo(0, 0)); // the next case wheels over the lanes
+      return `${count} stacks, ${rows.length} listed, ${sum} instructions`;
     });
     await R.run('zooming asks the server for the visible window', async () => {
       const before = asked.length;

@@ -38,7 +38,9 @@ run() {
 }
 
 # exports LABEL METRIC ELF-ARGS... -- TRACE: all four exports of one trace,
-# each checked against `oobprof top` with the same metric.
+# each checked against `oobprof top` with the same metric (the evented ones
+# with the time axis's); multi=1: several harts without cycles.
+multi=0
 exports() {
 	label=$1 metric=$2
 	shift 2
@@ -55,19 +57,44 @@ exports() {
 	fi
 	# shellcheck disable=SC2086
 	$CLI top --json --metric calls $args "$trace" >"$W/$label.top-calls.json" 2>/dev/null
+	# The formats that keep time have the job's time axis whatever the
+	# metric: cycles when the trace has them, else the trace's record index
+	# (one hart: its instructions; several: the merged records, which no
+	# per-function count equals: those are checked against each other).
+	# shellcheck disable=SC2086
+	if $CLI top --json --metric cycles $args "$trace" >"$W/$label.top-axis.json" 2>/dev/null &&
+		python3 -c 'import json, sys; sys.exit(not any(f["self_cycles"] for f in json.load(open(sys.argv[1]))["functions"]))' \
+			"$W/$label.top-axis.json"; then
+		axis=cycles
+	else
+		axis=instructions
+		# shellcheck disable=SC2086
+		$CLI top --json --metric instructions $args "$trace" >"$W/$label.top-axis.json" 2>/dev/null
+	fi
 	for fmt in speedscope perfetto perfetto-pb pprof folded; do
 		out=$W/$label.$fmt
 		# perfetto-pb: also the same per-function totals as the JSON export
 		extra=
 		[ $fmt = perfetto-pb ] && extra="--json $W/$label.perfetto"
+		top=$W/$label.top.json m=$metric
+		case $fmt in speedscope | perfetto | perfetto-pb)
+			top=$W/$label.top-axis.json m=$axis
+			if [ "$multi" = 1 ]; then
+				top=- m=records
+				[ $fmt = speedscope ] || extra="$extra --same-as speedscope:$W/$label.speedscope"
+			fi
+			;;
+		esac
 		# shellcheck disable=SC2086
 		if ! run "$label.$fmt.export" $CLI export --to $fmt --metric "$metric" $args "$trace" -o "$out"; then
 			fail "$label: export $fmt" "$(head -c 300 "$W/$label.$fmt.export.out")"
 			continue
 		fi
 		# shellcheck disable=SC2086
-		if run "$label.$fmt.check" $CHECK $fmt "$out" "$W/$label.top.json" "$metric" $extra; then
-			pass "$label: $fmt totals equal oobprof top ($(cat "$W/$label.$fmt.check.out"))"
+		what="totals equal oobprof top"
+		[ "$top" = - ] && what="totals on the merged record axis, the same in each time-keeping export"
+		if run "$label.$fmt.check" $CHECK $fmt "$out" "$top" "$m" $extra; then
+			pass "$label: $fmt $what ($(cat "$W/$label.$fmt.check.out"))"
 		else
 			fail "$label: $fmt totals" "$(head -c 600 "$W/$label.$fmt.check.out")"
 		fi
@@ -194,7 +221,9 @@ fi
 # (without vmlinux: frames are addresses; the point is the per-hart nesting)
 S2=$G/readers/spike-2core.log
 if [ -s "$S2" ]; then
+	multi=1
 	exports spike-2core instructions -- "$S2"
+	multi=0
 	nprof=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["profiles"]))' "$W/spike-2core.speedscope" 2>/dev/null)
 	if [ "$nprof" = 2 ] && grep -q '^ok: 2 threads' "$W/spike-2core.perfetto.check.out" &&
 		grep -q '^ok: .* 2 tracks with slices' "$W/spike-2core.perfetto-pb.check.out"; then

@@ -192,11 +192,13 @@ for e in ev["events"]:
         stack.append(e["frame"])
     elif not stack or stack.pop() != e["frame"]:
         bad += 1
-    elif e["at"] == last - first:
+    elif e["at"] == last:
         at_end += 1
 opens = sum(e["type"] == "O" for e in ev["events"])
 # a frame started on the last cycle closes there too: it is one of those left open
-res(opens == starts and not bad and not stack and at_end == starts - ends and ev["endValue"] == last - first,
+# times are the log's own cycles (the job's axis, not rebased)
+res(opens == starts and not bad and not stack and at_end == starts - ends and ev["endValue"] == last and
+    ev["startValue"] == first,
     "%d frames opened (the log starts %d), all closed, nested; the %d left open close at the last cycle %d"
     % (opens, starts, at_end, last))
 PY
