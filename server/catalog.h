@@ -1,11 +1,13 @@
 /*
  * catalog: what the server knows about binaries, traces, jobs and results.
  *
- * The one storage interface: nothing else in oobprofd talks SQL, so that a
- * PostgreSQL backend (DESIGN.md 6) can replace this file without touching
- * its callers. The embedded backend is SQLite (DATA/catalog.db) in WAL mode
- * with foreign keys on and a busy timeout; the schema is versioned with
- * PRAGMA user_version and migrated in code at catalog_open.
+ * The one storage interface: nothing else in oobprofd talks SQL. Two
+ * backends (catalog_db.c) behind one set of functions and one numbered list
+ * of migrations (catalog.c): SQLite (DATA/catalog.db, the embedded default:
+ * WAL mode, foreign keys on, a busy timeout, the version in PRAGMA
+ * user_version) and PostgreSQL (several oobprofd nodes sharing one catalog
+ * and job queue; the version in the table oob_schema). Both are migrated in
+ * code at catalog_open.
  *
  * IDs are integers handed out by the database (AUTOINCREMENT: never reused,
  * even after a delete), shown to API clients as JSON numbers.
@@ -123,13 +125,20 @@ struct catalog_result {
 	int64_t created;
 };
 
-/* Opens or creates DATA/catalog.db (path given in full) and migrates it to
- * CATALOG_SCHEMA_VERSION. -EIO with SQLite's message; -ENOTSUP if the file
- * was written by a newer oobprofd. */
-struct catalog *catalog_open(const char *path, struct oob_err *err);
+/* Opens the catalog and migrates it to CATALOG_SCHEMA_VERSION. `where` is
+ * a PostgreSQL URI or key=value string when it starts with "postgresql:" or
+ * "postgres:" ("postgres:" alone: libpq's PG* environment), else the path
+ * of a SQLite file, created if need be. -EIO with the database's message;
+ * -ENOTSUP if it was written by a newer oobprofd. */
+struct catalog *catalog_open(const char *where, struct oob_err *err);
 void catalog_close(struct catalog *c);
-/* user_version of the open database. */
+/* The schema version of the open database; -1 if it cannot be read. */
 int catalog_schema_version(struct catalog *c);
+/* What the catalog is, for /health: "sqlite:PATH" or
+ * "postgresql:USER@HOST/DB" (never a password). */
+const char *catalog_where(const struct catalog *c);
+/* 1 if other nodes may share it (PostgreSQL), 0 for SQLite. */
+int catalog_is_shared(const struct catalog *c);
 
 /* Inserts b (b->id and b->created are set). */
 int catalog_binary_add(struct catalog *c, struct catalog_binary *b, struct oob_err *err);

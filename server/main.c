@@ -42,6 +42,7 @@
 
 struct server {
 	struct settings cfg;
+	char catalog[SETTINGS_PATH_MAX + 16]; /* catalog_open's where */
 	struct store *store;
 	struct catalog *cat;
 	struct upload_registry *uploads;
@@ -116,11 +117,13 @@ static int recover_jobs(struct server *s, struct oob_err *err)
 
 static int open_storage(struct server *s, struct oob_err *err)
 {
-	char db[1200];
 	if (!(s->store = store_open(s->cfg.data_dir, err)))
 		return err->code;
-	snprintf(db, sizeof(db), "%s/catalog.db", s->cfg.data_dir);
-	if (!(s->cat = catalog_open(db, err)))
+	if (!s->cfg.catalog[0])
+		snprintf(s->catalog, sizeof(s->catalog), "%s/catalog.db", s->cfg.data_dir);
+	else
+		snprintf(s->catalog, sizeof(s->catalog), "%s", s->cfg.catalog);
+	if (!(s->cat = catalog_open(s->catalog, err)))
 		return err->code;
 	return 0;
 }
@@ -133,7 +136,7 @@ static int start(struct server *s, struct oob_err *err)
 		return rc;
 	s->uploads = upload_registry_new(s->cfg.max_uploads);
 	s->env = (struct worker_env){s->cat, s->store, s->uploads};
-	s->jobs = (struct jobproc_env){&s->env, s->cfg.log_level, s->cfg.job_memory};
+	s->jobs = (struct jobproc_env){&s->env, s->catalog, s->cfg.log_level, s->cfg.job_memory};
 	if (!(s->pool = job_pool_new(s->cfg.workers, jobproc_run, &s->jobs, err)))
 		return err->code;
 	clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -3,15 +3,63 @@
 
 #include <stdint.h>
 
-static char tmpdir[256], dbpath[300];
+/* Every case runs twice: on SQLite (dbpath a file) and on PostgreSQL
+ * (dbpath a URI into a cluster the test starts, tests/tools/pg-cluster.sh). */
+static char tmpdir[256], dbpath[600], pgsock[400];
 
-/* Runs a query with the sqlite3 command line tool: an independent reader of
- * what we wrote. Returns its first output line. */
+static int on_pg(void)
+{
+	return pgsock[0] != '\0';
+}
+
+/* A fresh, empty catalog location named name: a file, or a database. */
+static const char *fresh_db(const char *name)
+{
+	static char where[600];
+	char cmd[1200];
+	if (!on_pg()) {
+		snprintf(where, sizeof(where), "%s/%s.db", tmpdir, name);
+		return where;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "psql -X -q 'postgresql:///postgres?host=%s&user=oob' -c 'CREATE DATABASE %s'",
+		 pgsock, name);
+	if (system(cmd) != 0)
+		return NULL;
+	snprintf(where, sizeof(where), "postgresql:///%s?host=%s&user=oob", name, pgsock);
+	return where;
+}
+
+/* The database's own command line tool (sqlite3, psql), an independent
+ * reader of what we wrote: 1 if it is there. */
+static int have_cli(void)
+{
+	return system(on_pg() ? "command -v psql >/dev/null 2>&1"
+			      : "command -v sqlite3 >/dev/null 2>&1") == 0;
+}
+
+/* Runs q (one line of SQL, no double quotes) on the catalog at where with
+ * that tool; 0 or the tool's status. */
+static int cli_on(const char *where, const char *q)
+{
+	char cmd[2048];
+	if (on_pg())
+		snprintf(cmd, sizeof(cmd),
+			 "psql -X -q -v ON_ERROR_STOP=1 '%s' -c \"%s\" >/dev/null", where, q);
+	else
+		snprintf(cmd, sizeof(cmd), "sqlite3 '%s' \"%s\" 2>&1", where, q);
+	return system(cmd);
+}
+
+/* Runs a query with that tool on dbpath. Returns its first output line. */
 static const char *sql_cli(const char *q)
 {
 	static char line[512];
-	char cmd[1024];
-	snprintf(cmd, sizeof(cmd), "sqlite3 '%s' \"%s\" 2>&1", dbpath, q);
+	char cmd[2048];
+	if (on_pg())
+		snprintf(cmd, sizeof(cmd), "psql -X -tA '%s' -c \"%s\" 2>&1", dbpath, q);
+	else
+		snprintf(cmd, sizeof(cmd), "sqlite3 '%s' \"%s\" 2>&1", dbpath, q);
 	FILE *p = popen(cmd, "r");
 	line[0] = '\0';
 	if (p) {
@@ -41,13 +89,22 @@ static void schema_and_pragmas(void)
 	struct catalog *c = catalog_open(dbpath, &e);
 	CHECK(c != NULL);
 	CHECK_EQ(catalog_schema_version(c), CATALOG_SCHEMA_VERSION);
+	CHECK_EQ(catalog_is_shared(c), on_pg());
+	char where[160];
+	snprintf(where, sizeof(where), "%s", catalog_where(c));
 	catalog_close(c);
-	if (system("command -v sqlite3 >/dev/null 2>&1") != 0)
-		SKIP("sqlite3 command line tool not installed");
+	if (!have_cli())
+		SKIP("the database's command line tool is not installed");
 	char want[16];
 	snprintf(want, sizeof(want), "%d", CATALOG_SCHEMA_VERSION);
-	CHECK_STR(sql_cli("PRAGMA user_version"), want);
-	CHECK_STR(sql_cli("PRAGMA journal_mode"), "wal");
+	if (on_pg()) {
+		CHECK_STR(sql_cli("SELECT version FROM oob_schema"), want);
+		CHECK_STR(sql_cli("SELECT COUNT(*) FROM oob_schema"), "1");
+		CHECK(strncmp(where, "postgresql:oob@", 15) == 0);
+	} else {
+		CHECK_STR(sql_cli("PRAGMA user_version"), want);
+		CHECK_STR(sql_cli("PRAGMA journal_mode"), "wal");
+	}
 	/* Reopening an up-to-date catalog migrates nothing and keeps rows. */
 	c = catalog_open(dbpath, &e);
 	CHECK(c != NULL);
@@ -56,12 +113,14 @@ static void schema_and_pragmas(void)
 
 static void newer_schema_is_refused(void)
 {
-	char path[400];
-	snprintf(path, sizeof(path), "%s/future.db", tmpdir);
-	char cmd[600];
-	snprintf(cmd, sizeof(cmd), "sqlite3 '%s' 'PRAGMA user_version = 99' 2>&1", path);
-	if (system("command -v sqlite3 >/dev/null 2>&1") != 0 || system(cmd) != 0)
-		SKIP("sqlite3 command line tool not installed");
+	const char *path = fresh_db("future");
+	CHECK(path != NULL);
+	if (!have_cli())
+		SKIP("the database's command line tool is not installed");
+	CHECK_EQ(cli_on(path, on_pg() ? "CREATE TABLE oob_schema (version INTEGER NOT NULL);"
+					" INSERT INTO oob_schema VALUES (99)"
+				      : "PRAGMA user_version = 99"),
+		 0);
 	struct oob_err e = {0};
 	CHECK(catalog_open(path, &e) == NULL);
 	CHECK_EQ(e.code, -ENOTSUP);
@@ -166,7 +225,7 @@ static void traces_and_streams(void)
 	CHECK_EQ(t.size, 4096);
 	CHECK_STR(t.format, "oobt");
 	CHECK(strstr(t.error, "interrupted") != NULL);
-	if (system("command -v sqlite3 >/dev/null 2>&1") == 0) {
+	if (have_cli()) {
 		char q[80];
 		snprintf(q, sizeof(q), "SELECT state FROM traces WHERE id = %lld", (long long)s);
 		CHECK_STR(sql_cli(q), "incomplete");
@@ -265,7 +324,7 @@ static void jobs_lifecycle_and_recovery(void)
 	CHECK_EQ(jl[0].state, CATALOG_JOB_CANCELLED);
 	free(jl);
 	catalog_close(c);
-	if (system("command -v sqlite3 >/dev/null 2>&1") == 0) {
+	if (have_cli()) {
 		char q[200];
 		snprintf(q, sizeof(q), "SELECT COUNT(*) FROM job_binaries WHERE job_id = %lld",
 			 (long long)j.id);
@@ -309,8 +368,8 @@ static void crashes_end_in_failure(void)
  * with no event log, which the API answers with "run the job again". */
 static void results_of_schema_2_have_no_events(void)
 {
-	char path[400], cmd[1400];
-	snprintf(path, sizeof(path), "%s/v2.db", tmpdir);
+	char path[600], q[600];
+	snprintf(path, sizeof(path), "%s", fresh_db("v2"));
 	struct oob_err e = {0};
 	struct catalog *c = catalog_open(path, &e);
 	CHECK(c != NULL);
@@ -318,16 +377,16 @@ static void results_of_schema_2_have_no_events(void)
 	snprintf(j.spec, sizeof(j.spec), "{}");
 	CHECK_EQ(catalog_job_add(c, &j, NULL, 0, &e), 0);
 	catalog_close(c);
-	if (system("command -v sqlite3 >/dev/null 2>&1") != 0)
-		SKIP("sqlite3 command line tool not installed");
-	snprintf(cmd, sizeof(cmd),
-		 "sqlite3 '%s' \"ALTER TABLE results DROP COLUMN events;"
+	if (!have_cli())
+		SKIP("the database's command line tool is not installed");
+	snprintf(q, sizeof(q),
+		 "ALTER TABLE results DROP COLUMN events;"
 		 " ALTER TABLE results DROP COLUMN events_bytes;"
 		 " UPDATE jobs SET state = 'done' WHERE id = %lld;"
-		 " INSERT INTO results VALUES (%lld, 'p', 'f', 0, '{}', 1);"
-		 " PRAGMA user_version = 2\" 2>&1",
-		 path, (long long)j.id, (long long)j.id);
-	CHECK_EQ(system(cmd), 0);
+		 " INSERT INTO results VALUES (%lld, 'p', 'f', 0, '{}', 1); %s",
+		 (long long)j.id, (long long)j.id,
+		 on_pg() ? "UPDATE oob_schema SET version = 2" : "PRAGMA user_version = 2");
+	CHECK_EQ(cli_on(path, q), 0);
 	c = catalog_open(path, &e);
 	CHECK(c != NULL);
 	CHECK_EQ(catalog_schema_version(c), CATALOG_SCHEMA_VERSION);
@@ -339,13 +398,38 @@ static void results_of_schema_2_have_no_events(void)
 	catalog_close(c);
 }
 
-int main(void)
+/* Traces a job names only in its spec (further "traces", "go_trace") are
+ * in use: each backend reads the spec with its own JSON functions. */
+static void spec_users_keep_traces(void)
 {
-	OOBTEST_BEGIN("test_catalog");
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_catalog.XXXXXX");
-	if (!mkdtemp(tmpdir))
-		return 1;
-	snprintf(dbpath, sizeof(dbpath), "%s/catalog.db", tmpdir);
+	struct oob_err e = {0};
+	struct catalog *c = catalog_open(dbpath, &e);
+	CHECK(c != NULL);
+	int64_t a = add_trace(c, "a", CATALOG_TRACE_READY),
+		b = add_trace(c, "b", CATALOG_TRACE_READY);
+	int64_t g = add_trace(c, "go", CATALOG_TRACE_READY),
+		free_ = add_trace(c, "f", CATALOG_TRACE_READY);
+	struct catalog_job j = {.trace_id = a};
+	snprintf(j.spec, sizeof(j.spec), "{\"traces\": [%lld, %lld], \"go_trace\": %lld}",
+		 (long long)a, (long long)b, (long long)g);
+	CHECK_EQ(catalog_job_add(c, &j, NULL, 0, &e), 0);
+	struct catalog_deleted d;
+	CHECK_EQ(catalog_trace_delete(c, b, 0, &d, &e), -EBUSY);
+	CHECK(strstr(e.msg, "(queued)") != NULL);
+	CHECK_EQ(catalog_trace_delete(c, g, 0, &d, &e), -EBUSY);
+	CHECK_EQ(catalog_trace_delete(c, free_, 0, &d, &e), 0);
+	CHECK_EQ(d.blob_unused, 0); /* the other traces name the same blob */
+	catalog_deleted_clear(&d);
+	CHECK_EQ(catalog_job_transition(c, j.id, CATALOG_JOB_QUEUED, CATALOG_JOB_CANCELLED, &e), 0);
+	CHECK_EQ(catalog_trace_delete(c, b, 0, &d, &e), -EBUSY); /* finished job: ask */
+	CHECK_EQ(catalog_trace_delete(c, b, 1, &d, &e), 0);
+	CHECK(d.njobs == 1 && d.jobs[0] == j.id);
+	catalog_deleted_clear(&d);
+	catalog_close(c);
+}
+
+static void run_all(void)
+{
 	RUN(schema_and_pragmas);
 	RUN(newer_schema_is_refused);
 	RUN(binaries_round_trip);
@@ -354,8 +438,48 @@ int main(void)
 	RUN(jobs_lifecycle_and_recovery);
 	RUN(crashes_end_in_failure);
 	RUN(results_of_schema_2_have_no_events);
-	char cmd[600];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	RUN(spec_users_keep_traces);
+}
+
+/* Starts the test's PostgreSQL cluster in tmpdir/pg; 0, or why not. */
+static const char *start_pg(void)
+{
+	char cmd[1200];
+	snprintf(cmd, sizeof(cmd), "sh '%s' start '%s/pg' 2>&1",
+		 oobtest_src("tests/tools/pg-cluster.sh"), tmpdir);
+	FILE *p = popen(cmd, "r");
+	static char out[400];
+	out[0] = '\0';
+	if (!p || !fgets(out, sizeof(out), p))
+		out[0] = '\0';
+	int st = p ? pclose(p) : -1;
+	out[strcspn(out, "\n")] = '\0';
+	if (st != 0)
+		return out[0] ? out : "pg-cluster.sh failed";
+	snprintf(pgsock, sizeof(pgsock), "%s", out);
+	return NULL;
+}
+
+int main(void)
+{
+	OOBTEST_BEGIN("test_catalog");
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_catalog.XXXXXX");
+	/* 0711: the cluster's owner (not root) reaches its folder inside. */
+	if (!mkdtemp(tmpdir) || chmod(tmpdir, 0711) != 0)
+		return 1;
+	snprintf(dbpath, sizeof(dbpath), "%s/catalog.db", tmpdir);
+	run_all();
+	const char *why = start_pg();
+	if (why) {
+		printf("SKIP: test_catalog: postgresql: %s\n", why);
+	} else {
+		OOBTEST_BEGIN("test_catalog[postgresql]");
+		snprintf(dbpath, sizeof(dbpath), "%s", fresh_db("cat"));
+		run_all();
+	}
+	char cmd[1200];
+	snprintf(cmd, sizeof(cmd), "sh '%s' stop '%s/pg'; rm -rf '%s'",
+		 oobtest_src("tests/tools/pg-cluster.sh"), tmpdir, tmpdir);
 	if (system(cmd) != 0)
 		return 1;
 	return OOBTEST_END();
