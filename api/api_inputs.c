@@ -493,8 +493,10 @@ int api_inputs_recover_streams(struct api_ctx *c, struct oob_err *err)
 					    &n, err);
 		if (rc < 0)
 			return rc;
+		/* Another node's stream is live on that node. */
 		for (size_t i = 0; i < n; i++)
-			stream_recover(c, &v[i]);
+			if (!strcmp(v[i].node, catalog_node(c->cat)))
+				stream_recover(c, &v[i]);
 		after = n ? v[n - 1].id : after;
 		total += (int)n;
 		free(v);

@@ -11,6 +11,7 @@
 #include "api_flame.h"
 #include "api_timeline.h"
 #include "api_json.h"
+#include "node.h"
 #include "jobspec.h"
 #include "profile/profile_json.h"
 #include "sample/sample.h"
@@ -137,7 +138,9 @@ void api_jobs_create_end(struct api_ctx *c, struct http_req *r, struct api_req *
 		free(j);
 		return;
 	}
-	int rc = job_pool_submit(c->pool, j->id);
+	/* Several nodes: the queue is the catalog's, and whichever node has an
+	 * idle worker claims it (this one first, as it is awake). */
+	int rc = c->node ? (node_kick(c->node), 0) : job_pool_submit(c->pool, j->id);
 	if (rc < 0)
 		OOB_WARN("job %lld: not queued (%d); it runs at the next start", (long long)j->id,
 			 rc);

@@ -31,7 +31,7 @@
 
 #define CATALOG_NAME_MAX       128
 #define CATALOG_SPEC_MAX       8192
-#define CATALOG_SCHEMA_VERSION 3
+#define CATALOG_SCHEMA_VERSION 4
 /* A job whose process died this often while it ran fails (no crash loop). */
 #define CATALOG_MAX_CRASHES 2
 
@@ -92,6 +92,7 @@ struct catalog_trace {
 	enum catalog_trace_state state;
 	char error[512];
 	int64_t created;
+	char node[64]; /* the node it was uploaded to (catalog_set_node) */
 };
 
 struct catalog_job {
@@ -241,5 +242,31 @@ int catalog_job_crashed(struct catalog *c, int64_t id, const char *why, struct o
 int catalog_job_recover(struct catalog *c, int64_t **ids, size_t *n, struct oob_err *err);
 /* Number of jobs in a state. */
 int64_t catalog_job_count(struct catalog *c, enum catalog_job_state state);
+
+/*
+ * Several nodes on one catalog (catalog_queue.c). A node names itself once
+ * (catalog_set_node, before any other call): new traces record it (their
+ * stream lives on it), start-up recovery (catalog_job_recover,
+ * catalog_trace_close_streams) then touches only its own jobs and streams,
+ * and its leases carry it. "" (the default) is one node owning everything.
+ */
+int catalog_set_node(struct catalog *c, const char *node, struct oob_err *err);
+const char *catalog_node(const struct catalog *c);
+/* Claims the oldest queued job that no live lease holds, for lease_s
+ * seconds: 1 (*id set), 0 if there is none, or a negative errno. */
+int catalog_job_claim(struct catalog *c, unsigned lease_s, int64_t *id, struct oob_err *err);
+/* Extends the lease of every queued or running job this node holds to
+ * now + lease_s. Returns how many. */
+int catalog_job_renew(struct catalog *c, unsigned lease_s, struct oob_err *err);
+/* Any node's: running jobs whose lease lapsed (their node died) count a
+ * crash (catalog_job_crashed) and are queued again, unleased. Returns how
+ * many were counted. */
+int catalog_job_reap(struct catalog *c, struct oob_err *err);
+/* Clean stop: the queued jobs this node claimed but did not start go back
+ * to any node. Returns how many. */
+int catalog_job_release(struct catalog *c, struct oob_err *err);
+/* The lease of a job ("" and 0: none). */
+int catalog_job_lease(struct catalog *c, int64_t id, char *node, size_t n, int64_t *expires,
+		      struct oob_err *err);
 
 #endif

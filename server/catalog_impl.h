@@ -26,6 +26,11 @@ struct catalog {
 	pthread_mutex_t lock;
 	int64_t changes; /* rows the last catalog_run changed */
 	char where[160]; /* the database, without credentials (health) */
+	char node[64];	 /* catalog_set_node: "" on one node */
+	/* The run this handle started (queued -> running): its later moves of
+	 * that job require the job's runs to be still this one, so that a run
+	 * whose lease lapsed and was run again elsewhere cannot end it twice. */
+	int64_t fence_id, fence_runs;
 };
 
 /* One statement. SQLite steps it; PostgreSQL runs it in catalog_prep and
@@ -77,6 +82,13 @@ int catalog_get_one(struct catalog *c, struct catalog_stmt *st,
 int catalog_list_rows(struct catalog *c, struct catalog_stmt *st, size_t elem,
 		      void (*fn)(struct catalog_stmt *, void *), void **out, size_t *n,
 		      struct oob_err *err);
+
+/* Counts a crash of the running jobs that match (an id or 0, a node or "",
+ * leases expired before `before` or 0), fails those at
+ * CATALOG_MAX_CRASHES and queues the others again, unleased. Returns the
+ * number counted. In a transaction of the caller's. */
+int catalog_count_crash_locked(struct catalog *c, int64_t id, const char *node, int64_t before,
+			       const char *why, struct oob_err *err);
 
 /* Backends (catalog_db.c): open the connection, set c->where. */
 int catalog_db_open_sqlite(struct catalog *c, const char *path, struct oob_err *err);

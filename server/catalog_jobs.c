@@ -148,18 +148,30 @@ static int transition_locked(struct catalog *c, int64_t id, enum catalog_job_sta
 				   (int)(sfrom ? to : from));
 	int starting = to == CATALOG_JOB_RUNNING;
 	int ending = !starting && to != CATALOG_JOB_QUEUED;
+	int64_t fence = from == CATALOG_JOB_RUNNING && c->fence_id == id ? c->fence_runs : 0;
 	struct catalog_stmt *st =
 	    catalog_prep(c, err,
 			 "UPDATE jobs SET state = ?,"
 			 " started = CASE WHEN ? = 1 THEN ? ELSE started END,"
 			 " finished = CASE WHEN ? = 1 THEN ? ELSE finished END,"
 			 " runs = runs + ?"
-			 " WHERE id = ? AND state = ?",
-			 "siiiiiis", sto, (int64_t)starting, catalog_now_s(), (int64_t)ending,
-			 catalog_now_s(), (int64_t)starting, id, sfrom);
+			 " WHERE id = ? AND state = ? AND (? = 0 OR runs = ?)",
+			 "siiiiiisii", sto, (int64_t)starting, catalog_now_s(), (int64_t)ending,
+			 catalog_now_s(), (int64_t)starting, id, sfrom, fence, fence);
 	int rc = catalog_run(c, st, err);
+	if (rc == 0 && c->changes == 0 && fence)
+		return oob_err_set(err, -EBUSY,
+				   "job %lld was run again elsewhere after this run's lease "
+				   "lapsed: this run's end is not recorded",
+				   (long long)id);
 	if (rc == 0 && c->changes == 0)
-		rc = why_unchanged(c, id, sfrom, err);
+		return why_unchanged(c, id, sfrom, err);
+	if (rc == 0 && starting) {
+		st = catalog_prep(c, err, "SELECT runs FROM jobs WHERE id = ?", "i", id);
+		c->fence_id = st && catalog_step(st) == 1 ? id : 0;
+		c->fence_runs = c->fence_id ? catalog_col_i64(st, 0) : 0;
+		catalog_finalize(st);
+	}
 	return rc;
 }
 
@@ -283,42 +295,46 @@ static void read_id_v(struct catalog_stmt *st, void *out)
 	*(int64_t *)out = catalog_col_i64(st, 0);
 }
 
-/* Counts a crash of every running job (one id, or all with id 0), fails
- * those that reached CATALOG_MAX_CRASHES (`why` ends the message) and queues
- * the others again. Returns the number of jobs counted. */
-static int count_crash_locked(struct catalog *c, int64_t id, const char *why, struct oob_err *err)
+/* The running jobs a crash count applies to: one id (?1, 0 = any), those
+ * leased by one node (?2, '' = any), those whose lease ran out before ?3
+ * (0 = any). */
+#define CRASH_WHERE                                                                                \
+	" WHERE state = 'running' AND (?1 = 0 OR id = ?1) AND (?2 = '' OR lease_node = ?2)"        \
+	" AND (?3 = 0 OR (lease_node <> '' AND lease_expires < ?3))"
+
+int catalog_count_crash_locked(struct catalog *c, int64_t id, const char *node, int64_t before,
+			       const char *why, struct oob_err *err)
 {
 	char msg[512];
 	snprintf(msg, sizeof(msg),
 		 "the job crashed its process %d times (last: %s); it is not run again. "
 		 "This is a bug in oobprof: the inputs are kept, please report it",
 		 CATALOG_MAX_CRASHES, why);
-	int rc = catalog_run(c,
-			     catalog_prep(c, err,
-					  "UPDATE jobs SET crashes = crashes + 1"
-					  " WHERE state = 'running' AND (? = 0 OR id = ?)",
-					  "ii", id, id),
-			     err);
+	int rc =
+	    catalog_run(c,
+			catalog_prep(c, err, "UPDATE jobs SET crashes = crashes + 1" CRASH_WHERE,
+				     "isi", id, node, before),
+			err);
 	int counted = rc == 0 ? (int)c->changes : 0;
-	if (rc == 0)
-		rc = catalog_run(
-		    c,
-		    catalog_prep(c, err,
-				 "UPDATE jobs SET state = 'failed', finished = ?, error_code = ?,"
-				 " error = ? WHERE state = 'running' AND (? = 0 OR id = ?)"
-				 " AND crashes >= ?",
-				 "iisiii", catalog_now_s(), (int64_t)-ECHILD, msg, id, id,
-				 (int64_t)CATALOG_MAX_CRASHES),
-		    err);
-	if (rc == 0 && c->changes > 0)
-		OOB_WARN("catalog: %d job(s) failed after %d crashes", (int)c->changes,
-			 CATALOG_MAX_CRASHES);
 	if (rc == 0)
 		rc = catalog_run(c,
 				 catalog_prep(c, err,
-					      "UPDATE jobs SET state = 'queued'"
-					      " WHERE state = 'running' AND (? = 0 OR id = ?)",
-					      "ii", id, id),
+					      "UPDATE jobs SET state = 'failed', finished = ?4,"
+					      " error_code = ?5, error = ?6" CRASH_WHERE
+					      " AND crashes >= ?7",
+					      "isiiisi", id, node, before, catalog_now_s(),
+					      (int64_t)-ECHILD, msg, (int64_t)CATALOG_MAX_CRASHES),
+				 err);
+	if (rc == 0 && c->changes > 0)
+		OOB_WARN("catalog: %d job(s) failed after %d crashes", (int)c->changes,
+			 CATALOG_MAX_CRASHES);
+	/* Queued again with no lease: any node may claim it. */
+	if (rc == 0)
+		rc = catalog_run(c,
+				 catalog_prep(c, err,
+					      "UPDATE jobs SET state = 'queued', lease_node = '',"
+					      " lease_expires = 0" CRASH_WHERE,
+					      "isi", id, node, before),
 				 err);
 	if (rc == 0 && c->changes > 0)
 		OOB_WARN("catalog: %d interrupted job(s) queued again", (int)c->changes);
@@ -340,7 +356,7 @@ static int crash_txn(struct catalog *c, int64_t id, const char *why, struct oob_
 			id),
 		    err);
 	if (rc == 0)
-		rc = counted = count_crash_locked(c, id, why, err);
+		rc = counted = catalog_count_crash_locked(c, id, c->node, 0, why, err);
 	if (rc >= 0)
 		rc = catalog_exec_sql(c, "COMMIT", err);
 	if (rc < 0)

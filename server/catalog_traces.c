@@ -5,7 +5,8 @@
 #include <string.h>
 
 #define TRACE_COLS                                                                                 \
-	"id, name, sha256, blob, size, format, description, lz4, state, error, created, records"
+	"id, name, sha256, blob, size, format, description, lz4, state, error, created, records,"  \
+	" node"
 
 static void read_trace_v(struct catalog_stmt *st, void *out)
 {
@@ -24,6 +25,7 @@ static void read_trace_v(struct catalog_stmt *st, void *out)
 	catalog_col_text(st, 9, t->error, sizeof(t->error));
 	t->created = catalog_col_i64(st, 10);
 	t->records = (uint64_t)catalog_col_i64(st, 11);
+	catalog_col_text(st, 12, t->node, sizeof(t->node));
 }
 
 int catalog_trace_add(struct catalog *c, struct catalog_trace *t, struct oob_err *err)
@@ -33,9 +35,10 @@ int catalog_trace_add(struct catalog *c, struct catalog_trace *t, struct oob_err
 	struct catalog_stmt *st = catalog_prep(
 	    c, err,
 	    "INSERT INTO traces (name, sha256, blob, size, format, description,"
-	    " lz4, state, error, created, records) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-	    "sssussissiu", t->name, t->sha256, t->blob, t->size, t->format, t->description,
-	    (int64_t)t->lz4, catalog_trace_state_name(t->state), t->error, t->created, t->records);
+	    " lz4, state, error, created, records, node) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+	    "sssussissius", t->name, t->sha256, t->blob, t->size, t->format, t->description,
+	    (int64_t)t->lz4, catalog_trace_state_name(t->state), t->error, t->created, t->records,
+	    c->node);
 	int rc = catalog_run(c, st, err);
 	if (rc == 0)
 		t->id = catalog_last_id(c);
@@ -110,8 +113,8 @@ int catalog_trace_close_streams(struct catalog *c, struct oob_err *err)
 	    catalog_prep(c, err,
 			 "UPDATE traces SET state = 'incomplete',"
 			 " error = 'upload interrupted: the server stopped while it streamed'"
-			 " WHERE state = 'streaming'",
-			 "");
+			 " WHERE state = 'streaming' AND (?1 = '' OR node = ?1)",
+			 "s", c->node);
 	int rc = catalog_run(c, st, err);
 	if (rc == 0)
 		rc = c->changes;

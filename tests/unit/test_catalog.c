@@ -1,7 +1,14 @@
 #include "catalog.h"
 #include "oobtest.h"
 
+#include <pthread.h>
 #include <stdint.h>
+#include <time.h>
+
+static int64_t catalog_now_test(void)
+{
+	return (int64_t)time(NULL);
+}
 
 /* Every case runs twice: on SQLite (dbpath a file) and on PostgreSQL
  * (dbpath a URI into a cluster the test starts, tests/tools/pg-cluster.sh). */
@@ -368,7 +375,7 @@ static void crashes_end_in_failure(void)
  * with no event log, which the API answers with "run the job again". */
 static void results_of_schema_2_have_no_events(void)
 {
-	char path[600], q[600];
+	char path[600], q[800];
 	snprintf(path, sizeof(path), "%s", fresh_db("v2"));
 	struct oob_err e = {0};
 	struct catalog *c = catalog_open(path, &e);
@@ -382,6 +389,9 @@ static void results_of_schema_2_have_no_events(void)
 	snprintf(q, sizeof(q),
 		 "ALTER TABLE results DROP COLUMN events;"
 		 " ALTER TABLE results DROP COLUMN events_bytes;"
+		 " ALTER TABLE jobs DROP COLUMN lease_node;"
+		 " ALTER TABLE jobs DROP COLUMN lease_expires;"
+		 " ALTER TABLE traces DROP COLUMN node;"
 		 " UPDATE jobs SET state = 'done' WHERE id = %lld;"
 		 " INSERT INTO results VALUES (%lld, 'p', 'f', 0, '{}', 1); %s",
 		 (long long)j.id, (long long)j.id,
@@ -428,6 +438,137 @@ static void spec_users_keep_traces(void)
 	catalog_close(c);
 }
 
+/* Two nodes on one catalog: each claims a different job; a node that dies
+ * (its lease lapses) loses its running job to the reaper, another node
+ * runs it, and the dead node's late end is refused (written once). */
+static void leases_move_jobs_between_nodes(void)
+{
+	struct oob_err e = {0};
+	struct catalog *a = catalog_open(dbpath, &e), *b = catalog_open(dbpath, &e);
+	CHECK(a != NULL && b != NULL);
+	CHECK_EQ(catalog_set_node(a, "node-a", &e), 0);
+	CHECK_EQ(catalog_set_node(b, "node-b", &e), 0);
+	int64_t tr = add_trace(a, "leased", CATALOG_TRACE_READY), ids[2], got_a, got_b;
+	for (int i = 0; i < 2; i++) {
+		struct catalog_job j = {.trace_id = tr};
+		snprintf(j.spec, sizeof(j.spec), "{}");
+		CHECK_EQ(catalog_job_add(a, &j, NULL, 0, &e), 0);
+		ids[i] = j.id;
+	}
+	/* Jobs left queued by earlier cases are first: claim until ours. */
+	do
+		CHECK_EQ(catalog_job_claim(a, 60, &got_a, &e), 1);
+	while (got_a != ids[0]);
+	CHECK_EQ(catalog_job_claim(b, 60, &got_b, &e), 1);
+	CHECK_EQ(got_b, ids[1]);
+	CHECK_EQ(catalog_job_claim(b, 60, &got_b, &e), 0); /* none left unheld */
+	char node[64];
+	int64_t exp;
+	CHECK_EQ(catalog_job_lease(a, ids[0], node, sizeof(node), &exp, &e), 0);
+	CHECK_STR(node, "node-a");
+	CHECK(exp >= catalog_now_test() + 59);
+	CHECK_EQ(catalog_job_transition(a, ids[0], CATALOG_JOB_QUEUED, CATALOG_JOB_RUNNING, &e), 0);
+	CHECK(catalog_job_renew(a, 60, &e) >= 1);
+	CHECK_EQ(catalog_job_reap(b, &e), 0); /* a's lease is alive */
+	/* node-a dies: its lease lapses (set in the past by the database's tool). */
+	if (!have_cli())
+		SKIP("the database's command line tool is not installed");
+	char q[160];
+	snprintf(q, sizeof(q), "UPDATE jobs SET lease_expires = 1 WHERE id = %lld",
+		 (long long)ids[0]);
+	CHECK_EQ(cli_on(dbpath, q), 0);
+	CHECK_EQ(catalog_job_reap(b, &e), 1);
+	struct catalog_job j;
+	CHECK_EQ(catalog_job_get(b, ids[0], &j, &e), 0);
+	CHECK(j.state == CATALOG_JOB_QUEUED && j.crashes == 1);
+	CHECK_EQ(catalog_job_claim(b, 60, &got_b, &e), 1);
+	CHECK_EQ(got_b, ids[0]);
+	CHECK_EQ(catalog_job_transition(b, ids[0], CATALOG_JOB_QUEUED, CATALOG_JOB_RUNNING, &e), 0);
+	struct catalog_result r = {.job_id = ids[0]};
+	snprintf(r.profile, sizeof(r.profile), "by-b");
+	CHECK_EQ(catalog_job_finish(b, ids[0], CATALOG_JOB_DONE, 0, NULL, &r, &e), 0);
+	/* The first run (node-a's handle) ends late: refused, b's result kept. */
+	snprintf(r.profile, sizeof(r.profile), "by-a");
+	CHECK_EQ(catalog_job_finish(a, ids[0], CATALOG_JOB_DONE, 0, NULL, &r, &e), -EBUSY);
+	struct catalog_result rr;
+	CHECK_EQ(catalog_result_get(a, ids[0], &rr, &e), 0);
+	CHECK_STR(rr.profile, "by-b");
+	CHECK_EQ(catalog_job_get(a, ids[0], &j, &e), 0);
+	CHECK(j.runs == 2 && j.state == CATALOG_JOB_DONE);
+	/* A clean stop gives back what it claimed and did not start. */
+	CHECK_EQ(catalog_job_release(b, &e), 1);
+	CHECK_EQ(catalog_job_lease(a, ids[1], node, sizeof(node), &exp, &e), 0);
+	CHECK(node[0] == '\0' && exp == 0);
+	catalog_close(a);
+	catalog_close(b);
+}
+
+struct claimer {
+	int64_t got[400];
+	int n, rc;
+	char node[16];
+};
+
+static void *claim_all(void *arg)
+{
+	struct claimer *cl = arg;
+	struct catalog *c = catalog_open(dbpath, NULL);
+	if (!c || catalog_set_node(c, cl->node, NULL) < 0) {
+		cl->rc = -1;
+		catalog_close(c);
+		return NULL;
+	}
+	int64_t id;
+	while (cl->n < 400 && (cl->rc = catalog_job_claim(c, 60, &id, NULL)) == 1)
+		cl->got[cl->n++] = id;
+	catalog_close(c);
+	return NULL;
+}
+
+/* Four nodes claim 200 jobs at once: every job is claimed exactly once. */
+static void concurrent_claims_take_each_job_once(void)
+{
+	struct oob_err e = {0};
+	struct catalog *c = catalog_open(dbpath, &e);
+	CHECK(c != NULL);
+	int64_t tr = add_trace(c, "many", CATALOG_TRACE_READY), first = 0, last = 0;
+	int64_t spare;
+	while (catalog_job_claim(c, 600, &spare, &e) == 1) /* earlier cases' jobs */
+		;
+	for (int i = 0; i < 200; i++) {
+		struct catalog_job j = {.trace_id = tr};
+		snprintf(j.spec, sizeof(j.spec), "{}");
+		CHECK_EQ(catalog_job_add(c, &j, NULL, 0, &e), 0);
+		first = first ? first : j.id;
+		last = j.id;
+	}
+	static struct claimer cl[4];
+	pthread_t th[4];
+	for (int i = 0; i < 4; i++) {
+		memset(&cl[i], 0, sizeof(cl[i]));
+		snprintf(cl[i].node, sizeof(cl[i].node), "n%d", i);
+		CHECK_EQ(pthread_create(&th[i], NULL, claim_all, &cl[i]), 0);
+	}
+	static unsigned char seen[1 << 16];
+	memset(seen, 0, sizeof(seen));
+	int total = 0, busy = 0;
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		CHECK_EQ(cl[i].rc, 0);
+		busy += cl[i].n > 0;
+		for (int k = 0; k < cl[i].n; k++) {
+			int64_t id = cl[i].got[k];
+			CHECK(id >= first && id <= last && id < (int64_t)sizeof(seen));
+			CHECK_EQ(seen[id], 0);
+			seen[id] = 1;
+			total++;
+		}
+	}
+	CHECK_EQ(total, 200);
+	printf("# %d of 4 claimers got jobs\n", busy);
+	catalog_close(c);
+}
+
 static void run_all(void)
 {
 	RUN(schema_and_pragmas);
@@ -439,6 +580,8 @@ static void run_all(void)
 	RUN(crashes_end_in_failure);
 	RUN(results_of_schema_2_have_no_events);
 	RUN(spec_users_keep_traces);
+	RUN(leases_move_jobs_between_nodes);
+	RUN(concurrent_claims_take_each_job_once);
 }
 
 /* Starts the test's PostgreSQL cluster in tmpdir/pg; 0, or why not. */
