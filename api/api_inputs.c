@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "api_json.h"
+#include "metrics.h"
 #include "go/gotrace.h"
 #include "util/in.h"
 #include "util/oob_log.h"
@@ -452,10 +453,12 @@ fail:
 void api_inputs_upload_end(struct api_ctx *c, struct http_req *r, struct api_req *q)
 {
 	struct upload *up = q->state;
+	uint64_t bytes = up->w ? store_writer_size(up->w) : 0;
 	if (up->kind == UP_BINARY)
 		binary_end(c, r, up);
 	else
 		trace_end(c, r, up);
+	metrics_upload(bytes);
 }
 
 /* One stream the last stop cut: its bytes become its blob, with their size

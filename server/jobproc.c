@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "metrics.h"
 #include "store.h"
+#include "util/oob_mem.h"
 
 #define CTL_FD	    3
 #define POLL_NS	    20000000L /* the parent relays progress and cancel this often */
@@ -193,8 +195,18 @@ int jobproc_run(void *ctx, struct job_ctl *ctl)
 		OOB_ERROR("job %lld: %s", (long long)ctl->id, msg);
 		fail_unended(e->worker, ctl->id, -ECHILD, msg);
 	}
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (rc == 0 && again && !atomic_load_explicit(&ctl->cancel, memory_order_relaxed))
 		rc = run_once(e, ctl, sh, memfd, &again);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* The instructions the run recorded (the progress page may miss the
+	 * last stretch of a short job). */
+	struct catalog_job *j = oob_xmalloc(sizeof(*j));
+	uint64_t insns = catalog_job_get(e->worker->cat, ctl->id, j, NULL) == 0 ? j->insns : 0;
+	free(j);
+	metrics_job((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9,
+		    insns);
 	if (sh)
 		munmap(sh, sizeof(*sh));
 	if (memfd >= 0)

@@ -9,7 +9,7 @@
 # upload: every acknowledged upload hashes to its sha256, no blob is
 # half-written, and the node's restart empties only its own tmp folder. A
 # stream uploaded to one node is followed by a job on whichever node claims
-# it and read back from a third.
+# it and read back from a third. /health and /metrics tell the nodes apart.
 set -u
 T=test_server_scaleout
 . "$OOB_SRCDIR/tests/tools/server-lib.sh"
@@ -168,6 +168,37 @@ esac
 nblobs=$(find "$W/data/blobs" -type f | wc -l | tr -d ' ')
 [ "$nblobs" -eq 16 ] && pass "50 uploads of 8 traces + 8 binaries: 16 blobs (equal content stored once)" ||
 	fail "dedup" "$nblobs blobs"
+
+# ---- /health and /metrics ----
+curl -s "$(url n2)/api/v1/health" >"$W/health.json"
+h=$(jq_py "$W/health.json" 'j["node"], j["catalog"].split("@")[0], j["shared"], j["store"] == "'"$(cd "$W/data" && pwd -P)"'"')
+[ "$h" = "('n2', 'postgresql:oob', True, True)" ] && pass "health names node, catalog and store ($h)" ||
+	fail health "$h: $(cat "$W/health.json")"
+curl -s "$(url n1)/metrics" >"$W/metrics.txt"
+done_n=$(sed -n 's/^oobprof_jobs{state="done"} //p' "$W/metrics.txt")
+up_n=$(sed -n 's/^oobprof_uploads_total //p' "$W/metrics.txt")
+ren=$(sed -n 's/^oobprof_lease_renewals_total //p' "$W/metrics.txt")
+n1_jobs=$(sql "SELECT COUNT(*) FROM jobs WHERE lease_node = 'n1'")
+n1_run=$(sed -n 's/^oobprof_jobs_run_total //p' "$W/metrics.txt")
+n1_ins=$(sed -n 's/^oobprof_job_instructions_total //p' "$W/metrics.txt")
+up_b=$(sed -n 's/^oobprof_upload_bytes_total //p' "$W/metrics.txt")
+# n1 received uploads 0, 3, 6, ... 48 (17) and the 8 binaries: their bytes
+# by wc, its jobs' instructions by the catalog.
+want_b=$(for p in $PROGS; do wc -c <"$GEN/progs/$p"; done | awk '{s += $1} END {print s}')
+i=0
+while [ $i -lt 50 ]; do
+	p=$(echo $PROGS | cut -d' ' -f$((i % 8 + 1)))
+	want_b=$((want_b + $(wc -c <"$GEN/progs/$p.oobt")))
+	i=$((i + 3))
+done
+want_ins=$(sql "SELECT SUM(insns) FROM jobs WHERE lease_node = 'n1'")
+if [ "$done_n" = 50 ] && [ "$up_n" = 25 ] && [ "$up_b" = "$want_b" ] && [ "$n1_run" = "$n1_jobs" ] &&
+	[ "$n1_ins" = "$want_ins" ] && [ -n "$ren" ] &&
+	grep -q '^# TYPE oobprof_job_seconds_total counter$' "$W/metrics.txt"; then
+	pass "metrics at n1: 50 done, 25 uploads of $up_b bytes (wc), $n1_run jobs and $n1_ins instructions as the catalog says, $ren lease renewals"
+else
+	fail metrics "done=$done_n uploads=$up_n bytes=$up_b (wc $want_b) run=$n1_run (catalog $n1_jobs) insns=$n1_ins (catalog $want_ins) renewals=$ren"
+fi
 
 # ---- kill -9 of the node running a long job ----
 LONG=$W/spike-full.log
