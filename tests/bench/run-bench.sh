@@ -179,3 +179,8 @@ fi
 # private oobprofd, window views with the index and with the whole replay.
 echo
 sh "$OOB_SRCDIR/tests/bench/bench-index.sh" "$dir/mixed.oobt" "$prog"
+
+# Several nodes on PostgreSQL (deploy/README.md's sizing note): one
+# worker's rate, the catalog's cost per job, storage per format.
+echo
+sh "$OOB_SRCDIR/tests/bench/bench-scaleout.sh" "$dir/mixed.oobt" "$prog" "$gen/progs/mixed.oobt"
