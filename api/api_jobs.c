@@ -198,13 +198,19 @@ int api_jobs_get(struct api_ctx *c, struct http_req *r, struct api_req *q)
 }
 
 /* A job the pool does not hold: cancel it if the catalog still says
- * queued, else delete it and its files. */
+ * queued; flag it for its node if it runs on another one (202); else
+ * delete it and its files. */
 static int delete_finished(struct api_ctx *c, struct http_req *r, int64_t id, struct oob_err *e)
 {
 	if (catalog_job_transition(c->cat, id, CATALOG_JOB_QUEUED, CATALOG_JOB_CANCELLED, NULL) ==
 	    0) {
 		http_respond_json(
 		    r, 200, json_pack("{s:I, s:s}", "id", (json_int_t)id, "state", "cancelled"));
+		return 0;
+	}
+	if (c->node && catalog_job_request_cancel(c->cat, id, NULL) == 1) {
+		http_respond_json(
+		    r, 202, json_pack("{s:I, s:s}", "id", (json_int_t)id, "state", "cancelling"));
 		return 0;
 	}
 	int rc = catalog_job_delete(c->cat, id, e);

@@ -62,10 +62,12 @@ static const char *const migrations[] = {
     ("ALTER TABLE results ADD COLUMN events TEXT NOT NULL DEFAULT '';"
      "ALTER TABLE results ADD COLUMN events_bytes INTEGER NOT NULL DEFAULT 0;"),
     /* Several nodes on one catalog: the node that holds a job (claimed or
-     * running) until its lease expires, unix seconds; the node a stream is
-     * uploaded to (its connection lives there). */
+     * running) until its lease expires, unix seconds; a cancel asked at
+     * another node; the node a stream is uploaded to (its connection
+     * lives there). */
     ("ALTER TABLE jobs ADD COLUMN lease_node TEXT NOT NULL DEFAULT '';"
      "ALTER TABLE jobs ADD COLUMN lease_expires INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE jobs ADD COLUMN cancel INTEGER NOT NULL DEFAULT 0;"
      "ALTER TABLE traces ADD COLUMN node TEXT NOT NULL DEFAULT '';"),
 };
 

@@ -265,6 +265,11 @@ int catalog_job_reap(struct catalog *c, struct oob_err *err);
 /* Clean stop: the queued jobs this node claimed but did not start go back
  * to any node. Returns how many. */
 int catalog_job_release(struct catalog *c, struct oob_err *err);
+/* A cancel asked at one node for a job another node holds: flags it if it
+ * is queued or running. Returns 1 if flagged, 0 if the job is neither. */
+int catalog_job_request_cancel(struct catalog *c, int64_t id, struct oob_err *err);
+/* The flagged jobs this node holds (queued or running); *ids malloc'd. */
+int catalog_job_cancels(struct catalog *c, int64_t **ids, size_t *n, struct oob_err *err);
 /* The lease of a job ("" and 0: none). */
 int catalog_job_lease(struct catalog *c, int64_t id, char *node, size_t n, int64_t *expires,
 		      struct oob_err *err);

@@ -138,3 +138,36 @@ int catalog_job_lease(struct catalog *c, int64_t id, char *node, size_t n, int64
 	pthread_mutex_unlock(&c->lock);
 	return rc;
 }
+
+int catalog_job_request_cancel(struct catalog *c, int64_t id, struct oob_err *err)
+{
+	pthread_mutex_lock(&c->lock);
+	int rc = catalog_run(c,
+			     catalog_prep(c, err,
+					  "UPDATE jobs SET cancel = 1 WHERE id = ?"
+					  " AND state IN ('queued', 'running')",
+					  "i", id),
+			     err);
+	if (rc == 0)
+		rc = c->changes > 0;
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static void read_id_v(struct catalog_stmt *st, void *out)
+{
+	*(int64_t *)out = catalog_col_i64(st, 0);
+}
+
+int catalog_job_cancels(struct catalog *c, int64_t **ids, size_t *n, struct oob_err *err)
+{
+	pthread_mutex_lock(&c->lock);
+	struct catalog_stmt *st =
+	    catalog_prep(c, err,
+			 "SELECT id FROM jobs WHERE lease_node = ? AND cancel = 1"
+			 " AND state IN ('queued', 'running') ORDER BY id",
+			 "s", c->node);
+	int rc = catalog_list_rows(c, st, sizeof(**ids), read_id_v, (void **)ids, n, err);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}

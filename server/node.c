@@ -20,6 +20,7 @@ struct node {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	int stop, kicked;
+	int64_t last_cancel; /* the node thread's */
 	atomic_ullong claims, renewals, reaped;
 };
 
@@ -51,6 +52,31 @@ static void claim_for_idle(struct node *n)
 	}
 }
 
+/* Cancels asked at other nodes for jobs this node holds. */
+static void relay_cancels(struct node *n)
+{
+	int64_t *ids;
+	size_t k;
+	struct oob_err err = {0};
+	if (catalog_job_cancels(n->cat, &ids, &k, &err) < 0) {
+		OOB_WARN("node: cannot read cancel requests: %s", err.msg);
+		return;
+	}
+	for (size_t i = 0; i < k; i++) {
+		int rc = job_pool_cancel(n->pool, ids[i]);
+		if (rc == JOB_CANCELLED_QUEUED)
+			catalog_job_transition(n->cat, ids[i], CATALOG_JOB_QUEUED,
+					       CATALOG_JOB_CANCELLED, NULL);
+		/* Flagged until it ends: said once. */
+		if (rc > 0 && ids[i] != n->last_cancel)
+			OOB_INFO("job %lld: cancelled at another node's request",
+				 (long long)ids[i]);
+		if (rc > 0)
+			n->last_cancel = ids[i];
+	}
+	free(ids);
+}
+
 static void keep_leases(struct node *n)
 {
 	struct oob_err err = {0};
@@ -80,6 +106,7 @@ static void *node_main(void *arg)
 			keep_leases(n);
 			next_renew = now + n->lease_s / 3.0;
 		}
+		relay_cancels(n);
 		claim_for_idle(n);
 		pthread_mutex_lock(&n->lock);
 		if (n->stop || n->kicked) {

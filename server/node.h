@@ -9,6 +9,8 @@
  *   - every third of the lease it renews the leases of the jobs it holds
  *     and reaps the jobs of nodes that stopped renewing (catalog_job_reap:
  *     they are queued again for whichever node claims them next).
+ * It also relays cancels: a DELETE at another node flags a job this node
+ * holds (catalog_job_request_cancel), and this node cancels it in its pool.
  * node_kick wakes it at once (a job was just added here); otherwise it
  * looks every 250 ms, which bounds how long a job added on another node
  * waits for an idle worker here.

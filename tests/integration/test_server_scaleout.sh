@@ -9,7 +9,8 @@
 # upload: every acknowledged upload hashes to its sha256, no blob is
 # half-written, and the node's restart empties only its own tmp folder. A
 # stream uploaded to one node is followed by a job on whichever node claims
-# it and read back from a third. /health and /metrics tell the nodes apart.
+# it and read back from a third; a cancel asked at one node stops the job
+# on the node that runs it. /health and /metrics tell the nodes apart.
 set -u
 T=test_server_scaleout
 . "$OOB_SRCDIR/tests/tools/server-lib.sh"
@@ -242,6 +243,32 @@ if [ -s "$SHARED/fixtures/spike/linux-init.commits.log.xz" ]; then
 else
 	skip "kill -9 mid-job" "no Spike fixture for a long job"
 fi
+# ---- a cancel asked at one node for the job another node runs ----
+# Jobs poll their cancel flag every 2^24 instructions: this one has 38 M.
+if env -i qemu-riscv64 -plugin "$GEN/progs/oobtrace.so,out=$W/mixed100.oobt" "$GEN/progs/mixed" 100 \
+	>/dev/null 2>&1; then
+	curl -s -T "$W/mixed100.oobt" "$(url n2)/api/v1/traces?name=mixed100" >"$W/m100.json"
+	curl -s -d "{\"trace\": $(jid "$W/m100.json"), \"binaries\": [$(jid "$W/b-mixed.json")]}" \
+		"$(url n1)/api/v1/jobs" >"$W/cj.json"
+	CJ=$(jid "$W/cj.json")
+	runner=""
+	for _i in $(seq 1 200); do
+		runner=$(sql "SELECT lease_node FROM jobs WHERE id = $CJ AND state = 'running'")
+		[ -n "$runner" ] && break
+		sleep 0.05
+	done
+	other=$(echo "n1 n2 n3" | tr ' ' '\n' | grep -vx "$runner" | head -n 1)
+	dst=$(http DELETE "$(url "$other")/api/v1/jobs/$CJ" "$W/cdel.json")
+	st=$(wait_at "$(url "$other")" "$CJ")
+	if [ "$dst" = 202 ] && [ "$st" = cancelled ] && grep -q "job $CJ: cancelled at another node" "$W/$runner.log"; then
+		pass "DELETE at $other of job $CJ running on $runner: 202, then cancelled there"
+	else
+		fail "cancel across nodes" "runner '$runner', DELETE at $other: $dst $(cat "$W/cdel.json"), state $st"
+	fi
+else
+	skip "cancel across nodes" "qemu-riscv64 could not trace a long run of mixed"
+fi
+
 srv_stop || fail "reference server" "exit status $? (sanitizer report?): $(tail -n 5 "$W/ref.log")"
 
 # ---- kill -9 of a node during an upload ----

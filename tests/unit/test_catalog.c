@@ -391,6 +391,7 @@ static void results_of_schema_2_have_no_events(void)
 		 " ALTER TABLE results DROP COLUMN events_bytes;"
 		 " ALTER TABLE jobs DROP COLUMN lease_node;"
 		 " ALTER TABLE jobs DROP COLUMN lease_expires;"
+		 " ALTER TABLE jobs DROP COLUMN cancel;"
 		 " ALTER TABLE traces DROP COLUMN node;"
 		 " UPDATE jobs SET state = 'done' WHERE id = %lld;"
 		 " INSERT INTO results VALUES (%lld, 'p', 'f', 0, '{}', 1); %s",
@@ -495,6 +496,17 @@ static void leases_move_jobs_between_nodes(void)
 	CHECK_STR(rr.profile, "by-b");
 	CHECK_EQ(catalog_job_get(a, ids[0], &j, &e), 0);
 	CHECK(j.runs == 2 && j.state == CATALOG_JOB_DONE);
+	/* A cancel asked at node-a for a job node-b holds: node-b sees it. */
+	int64_t *fl;
+	size_t nfl;
+	CHECK_EQ(catalog_job_request_cancel(a, ids[0], &e), 0); /* done: nothing to cancel */
+	CHECK_EQ(catalog_job_request_cancel(a, ids[1], &e), 1);
+	CHECK_EQ(catalog_job_cancels(a, &fl, &nfl, &e), 0);
+	CHECK_EQ(nfl, 0);
+	free(fl);
+	CHECK_EQ(catalog_job_cancels(b, &fl, &nfl, &e), 0);
+	CHECK(nfl == 1 && fl[0] == ids[1]);
+	free(fl);
 	/* A clean stop gives back what it claimed and did not start. */
 	CHECK_EQ(catalog_job_release(b, &e), 1);
 	CHECK_EQ(catalog_job_lease(a, ids[1], node, sizeof(node), &exp, &e), 0);
