@@ -153,6 +153,17 @@ static int open_storage(struct server *s, struct oob_err *err)
 	return 0;
 }
 
+/* The pool's run function: a job's process, then, on a shared catalog,
+ * the node's claimer woken at once (a worker is free) rather than at its
+ * next poll, which would idle workers between short jobs. */
+static int run_job(void *ctx, struct job_ctl *ctl)
+{
+	struct server *s = ctx;
+	int rc = jobproc_run(&s->jobs, ctl);
+	node_kick(s->node);
+	return rc;
+}
+
 static int start(struct server *s, struct oob_err *err)
 {
 	struct timespec ts;
@@ -162,7 +173,7 @@ static int start(struct server *s, struct oob_err *err)
 	s->uploads = upload_registry_new(s->cfg.max_uploads);
 	s->env = (struct worker_env){s->cat, s->store, s->uploads};
 	s->jobs = (struct jobproc_env){&s->env, s->catalog, s->cfg.log_level, s->cfg.job_memory};
-	if (!(s->pool = job_pool_new(s->cfg.workers, jobproc_run, &s->jobs, err)))
+	if (!(s->pool = job_pool_new(s->cfg.workers, run_job, s, err)))
 		return err->code;
 	if (catalog_is_shared(s->cat) &&
 	    !(s->node = node_start(s->cat, s->pool, s->cfg.lease_s, err)))
@@ -204,6 +215,7 @@ static void stop(struct server *s)
 	/* What this node claimed and did not start goes back to the others. */
 	if (s->node && catalog_job_release(s->cat, NULL) > 0)
 		OOB_INFO("queued jobs claimed by this node released to the others");
+	node_free(s->node);
 	api_cache_free(s->api.cache);
 	api_static_free(s->api.statics);
 	upload_registry_free(s->uploads);

@@ -174,6 +174,12 @@ void node_stop(struct node *n)
 	pthread_cond_signal(&n->wake);
 	pthread_mutex_unlock(&n->lock);
 	pthread_join(n->thread, NULL);
+}
+
+void node_free(struct node *n)
+{
+	if (!n)
+		return;
 	pthread_cond_destroy(&n->wake);
 	pthread_mutex_destroy(&n->lock);
 	free(n);

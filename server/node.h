@@ -39,9 +39,11 @@ struct node *node_start(struct catalog *cat, struct job_pool *pool, unsigned lea
 			struct oob_err *err);
 void node_kick(struct node *n);
 void node_stats(struct node *n, struct node_stats *out);
-/* Stops claiming and joins the thread. NULL is fine. Call before
- * job_pool_free; after it, catalog_job_release gives back what the pool
- * did not start. */
+/* Stops claiming and joins the thread; node_kick stays harmless until
+ * node_free. NULL is fine. Call before job_pool_free (whose jobs may still
+ * kick), then node_free; catalog_job_release gives back what the pool did
+ * not start. */
 void node_stop(struct node *n);
+void node_free(struct node *n);
 
 #endif

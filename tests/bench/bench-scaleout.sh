@@ -29,7 +29,7 @@ sock=$(sh "$OOB_SRCDIR/tests/tools/pg-cluster.sh" start "$dir/pg" 2>"$dir/pg.err
 	exit 0
 }
 pids=""
-trap 'for p in $pids; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+trap 'stop_nodes
 sh "$OOB_SRCDIR/tests/tools/pg-cluster.sh" stop "$dir/pg"; rm -rf "$dir"' EXIT
 psql -X -q "postgresql:///postgres?host=$sock&user=oob" -c "CREATE DATABASE oob"
 cat="postgresql:///oob?host=$sock&user=oob"
@@ -37,7 +37,9 @@ sql() { psql -X -tA "$cat" -c "$1"; }
 jid() { sed -n 's/^{"id":\([0-9]*\).*/\1/p'; }
 metric() { curl -s "$1/metrics" | sed -n "s/^$2 //p"; }
 
-start_node() { # start_node NAME WORKERS: prints its URL
+start_node() { # start_node NAME WORKERS: sets U to its URL (not in $(...):
+	# pids must reach the caller, to stop the node)
+	rm -f "$dir/$1.port"
 	"$srv" --listen 127.0.0.1:0 --port-file "$dir/$1.port" --data "$dir/data" --catalog "$cat" \
 		--node-id "$1" --workers "$2" --log-level warn >>"$dir/$1.log" 2>&1 &
 	pids="$pids $!"
@@ -45,7 +47,12 @@ start_node() { # start_node NAME WORKERS: prints its URL
 		[ -s "$dir/$1.port" ] && break
 		sleep 0.1
 	done
-	echo "http://127.0.0.1:$(cat "$dir/$1.port")"
+	U="http://127.0.0.1:$(cat "$dir/$1.port")"
+}
+stop_nodes() {
+	kill $pids 2>/dev/null
+	wait $pids 2>/dev/null
+	pids=""
 }
 wait_all() { # wait_all URL: until no job is queued or running
 	while [ "$(sql "SELECT COUNT(*) FROM jobs WHERE state IN ('queued', 'running')")" != 0 ]; do
@@ -58,7 +65,8 @@ post_jobs() { # post_jobs URL TRACE_ID BIN_ID N
 	done
 }
 
-u1=$(start_node n1 1)
+start_node n1 1
+u1=$U
 bin=$(curl -s -T "$elf" "$u1/api/v1/binaries?name=$(basename "$elf")" | jid)
 big=$(curl -s -T "$trace" "$u1/api/v1/traces?name=big" | jid)
 sm=$(curl -s -T "$small" "$u1/api/v1/traces?name=small" | jid)
@@ -98,11 +106,9 @@ sleep 1
 idle0=$(sql "SELECT xact_commit FROM pg_stat_database WHERE datname = 'oob'")
 sleep 5
 idle1=$(sql "SELECT xact_commit FROM pg_stat_database WHERE datname = 'oob'")
-kill $pids 2>/dev/null
-wait $pids 2>/dev/null
-pids=""
-u1=$(start_node n1 2)
-j0=$(sql "SELECT COUNT(*) FROM jobs")
+stop_nodes
+start_node n1 2
+u1=$U
 x0=$(sql "SELECT xact_commit FROM pg_stat_database WHERE datname = 'oob'")
 t0=$(date +%s.%N)
 post_jobs "$u1" "$sm" "$bin" 20
@@ -115,11 +121,10 @@ sql "SELECT 'bench-scaleout: catalog rows a job: jobs ' || (SELECT COUNT(*) FROM
 
 # Jobs/s of 1 node and of 3 nodes (2 workers each) on this machine.
 for n in 1 3; do
-	kill $pids 2>/dev/null
-	wait $pids 2>/dev/null
-	pids=""
-	u1=$(start_node n1 2)
-	[ $n -eq 3 ] && start_node n2 2 >/dev/null && start_node n3 2 >/dev/null
+	stop_nodes
+	start_node n1 2
+	u1=$U
+	[ $n -eq 3 ] && start_node n2 2 && start_node n3 2
 	t0=$(date +%s.%N)
 	post_jobs "$u1" "$sm" "$bin" 30
 	wait_all
