@@ -134,13 +134,19 @@ static void node_name(const struct settings *cfg, char *buf, size_t n)
 		snprintf(buf, n, "%s:pid%ld", host, (long)getpid());
 }
 
+/* One node: the store first (it makes the data folder the SQLite file
+ * lives in). Several: the catalog first (reachable?), then the store with
+ * the node's own temporary folder. */
 static int open_storage(struct server *s, struct oob_err *err)
 {
 	char node[128];
-	if (!s->cfg.catalog[0])
+	if (!s->cfg.catalog[0]) {
 		snprintf(s->catalog, sizeof(s->catalog), "%s/catalog.db", s->cfg.data_dir);
-	else
-		snprintf(s->catalog, sizeof(s->catalog), "%s", s->cfg.catalog);
+		if (!(s->store = store_open(s->cfg.data_dir, err)))
+			return err->code;
+		return (s->cat = catalog_open(s->catalog, err)) ? 0 : err->code;
+	}
+	snprintf(s->catalog, sizeof(s->catalog), "%s", s->cfg.catalog);
 	if (!(s->cat = catalog_open(s->catalog, err)))
 		return err->code;
 	if (!catalog_is_shared(s->cat))
