@@ -132,6 +132,8 @@ int catalog_job_state_parse(const char *name, enum catalog_job_state *out)
 	return 0;
 }
 
+static int schema_version_locked(struct catalog *c);
+
 /* A migration in PostgreSQL's words: its identity columns and 64-bit
  * integers (SQLite's INTEGER is 64-bit already). */
 static char *pg_migration(const char *sql)
@@ -197,7 +199,7 @@ static int migrate_locked(struct catalog *c, struct oob_err *err)
 			     " WHERE NOT EXISTS (SELECT 1 FROM oob_schema);",
 			     err) < 0)
 		return err ? err->code : -EIO;
-	int v = catalog_schema_version(c);
+	int v = schema_version_locked(c);
 	if (v > (int)NMIGRATIONS)
 		return oob_err_set(err, -ENOTSUP,
 				   "catalog: schema version %d is newer than this oobprofd (%d)", v,
@@ -266,11 +268,22 @@ int catalog_is_shared(const struct catalog *c)
 	return c->pg != NULL;
 }
 
-int catalog_schema_version(struct catalog *c)
+/* The version, the caller holding the lock (or opening the catalog). */
+static int schema_version_locked(struct catalog *c)
 {
 	struct catalog_stmt *st = catalog_prep(
 	    c, NULL, c->pg ? "SELECT version FROM oob_schema" : "PRAGMA user_version", "");
 	int v = st && catalog_step(st) == 1 ? catalog_col_int(st, 0) : -1;
 	catalog_finalize(st);
+	return v;
+}
+
+/* Locked: /health asks from any HTTP thread, and a libpq connection serves
+ * one statement at a time. */
+int catalog_schema_version(struct catalog *c)
+{
+	pthread_mutex_lock(&c->lock);
+	int v = schema_version_locked(c);
+	pthread_mutex_unlock(&c->lock);
 	return v;
 }
