@@ -236,13 +236,17 @@ struct catalog *catalog_open(const char *where, struct oob_err *err)
 {
 	struct catalog *c = oob_xcalloc(1, sizeof(*c));
 	pthread_mutex_init(&c->lock, NULL);
-	/* "postgres:" alone (the config file's short form) leaves every
-	 * connection parameter to libpq's environment (PGHOST, PGDATABASE...). */
-	const char *conninfo = !strcmp(where, "postgres:") ? "" : where;
+	/* URIs go to libpq whole; "postgres:" or "postgresql:" before
+	 * key=value pairs (the config file's short form) is dropped, and alone
+	 * it leaves every parameter to libpq's environment (PGHOST...). */
+	const char *conninfo = where;
+	if (is_pg(where) && !strstr(where, "://"))
+		conninfo = strchr(where, ':') + 1;
 	int rc = is_pg(where) ? catalog_db_open_pg(c, conninfo, err)
 			      : catalog_db_open_sqlite(c, where, err);
 	if (rc < 0 || migrate(c, err) < 0) {
-		oob_err_prefix(err, "%s", c->where[0] ? c->where : "catalog");
+		if (c->where[0])
+			oob_err_prefix(err, "%s", c->where);
 		catalog_close(c);
 		return NULL;
 	}

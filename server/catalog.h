@@ -127,10 +127,11 @@ struct catalog_result {
 };
 
 /* Opens the catalog and migrates it to CATALOG_SCHEMA_VERSION. `where` is
- * a PostgreSQL URI or key=value string when it starts with "postgresql:" or
- * "postgres:" ("postgres:" alone: libpq's PG* environment), else the path
- * of a SQLite file, created if need be. -EIO with the database's message;
- * -ENOTSUP if it was written by a newer oobprofd. */
+ * PostgreSQL when it starts with "postgresql:" or "postgres:": a URI
+ * ("postgresql://user@host/db"), or libpq key=value pairs after the colon
+ * ("postgres:host=/run/postgresql dbname=oobprof"; nothing after it: libpq's
+ * PG* environment); else the path of a SQLite file, created if need be. -EIO with the database's
+ * message; -ENOTSUP if it was written by a newer oobprofd. */
 struct catalog *catalog_open(const char *where, struct oob_err *err);
 void catalog_close(struct catalog *c);
 /* The schema version of the open database; -1 if it cannot be read. */

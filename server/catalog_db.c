@@ -321,7 +321,7 @@ int catalog_db_open_sqlite(struct catalog *c, const char *path, struct oob_err *
 	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
 	snprintf(c->where, sizeof(c->where), "sqlite:%s", path);
 	if (sqlite3_open_v2(path, &c->db, flags, NULL) != SQLITE_OK)
-		return oob_err_set(err, -EIO, "catalog %s: %s", path,
+		return oob_err_set(err, -EIO, "cannot open: %s",
 				   c->db ? sqlite3_errmsg(c->db) : "cannot open");
 	sqlite3_extended_result_codes(c->db, 1);
 	sqlite3_busy_timeout(c->db, 5000);

@@ -581,6 +581,24 @@ static void concurrent_claims_take_each_job_once(void)
 	catalog_close(c);
 }
 
+/* PostgreSQL only: the config file's short form (libpq key=value pairs
+ * after "postgres:"), and an unreachable server: a clear error that names
+ * no password. */
+static void connection_strings(void)
+{
+	char where[600];
+	struct oob_err e = {0};
+	snprintf(where, sizeof(where), "postgres:host=%s user=oob dbname=cat", pgsock);
+	struct catalog *c = catalog_open(where, &e);
+	CHECK(c != NULL);
+	CHECK_EQ(catalog_schema_version(c), CATALOG_SCHEMA_VERSION);
+	catalog_close(c);
+	CHECK(catalog_open("postgresql://oob:s3cret@127.0.0.1:1/x?connect_timeout=2", &e) == NULL);
+	CHECK_EQ(e.code, -EIO);
+	CHECK(strstr(e.msg, "cannot connect to PostgreSQL") != NULL);
+	CHECK(strstr(e.msg, "s3cret") == NULL);
+}
+
 static void run_all(void)
 {
 	RUN(schema_and_pragmas);
@@ -631,6 +649,7 @@ int main(void)
 		OOBTEST_BEGIN("test_catalog[postgresql]");
 		snprintf(dbpath, sizeof(dbpath), "%s", fresh_db("cat"));
 		run_all();
+		RUN(connection_strings);
 	}
 	char cmd[1200];
 	snprintf(cmd, sizeof(cmd), "sh '%s' stop '%s/pg'; rm -rf '%s'",
