@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "api_json.h"
+#include "metrics.h"
 #include "go/gotrace.h"
 #include "util/in.h"
 #include "util/oob_log.h"
@@ -452,10 +453,12 @@ fail:
 void api_inputs_upload_end(struct api_ctx *c, struct http_req *r, struct api_req *q)
 {
 	struct upload *up = q->state;
+	uint64_t bytes = up->w ? store_writer_size(up->w) : 0;
 	if (up->kind == UP_BINARY)
 		binary_end(c, r, up);
 	else
 		trace_end(c, r, up);
+	metrics_upload(bytes);
 }
 
 /* One stream the last stop cut: its bytes become its blob, with their size
@@ -493,8 +496,10 @@ int api_inputs_recover_streams(struct api_ctx *c, struct oob_err *err)
 					    &n, err);
 		if (rc < 0)
 			return rc;
+		/* Another node's stream is live on that node. */
 		for (size_t i = 0; i < n; i++)
-			stream_recover(c, &v[i]);
+			if (!strcmp(v[i].node, catalog_node(c->cat)))
+				stream_recover(c, &v[i]);
 		after = n ? v[n - 1].id : after;
 		total += (int)n;
 		free(v);

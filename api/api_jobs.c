@@ -11,6 +11,7 @@
 #include "api_flame.h"
 #include "api_timeline.h"
 #include "api_json.h"
+#include "node.h"
 #include "jobspec.h"
 #include "profile/profile_json.h"
 #include "sample/sample.h"
@@ -137,7 +138,9 @@ void api_jobs_create_end(struct api_ctx *c, struct http_req *r, struct api_req *
 		free(j);
 		return;
 	}
-	int rc = job_pool_submit(c->pool, j->id);
+	/* Several nodes: the queue is the catalog's, and whichever node has an
+	 * idle worker claims it (this one first, as it is awake). */
+	int rc = c->node ? (node_kick(c->node), 0) : job_pool_submit(c->pool, j->id);
 	if (rc < 0)
 		OOB_WARN("job %lld: not queued (%d); it runs at the next start", (long long)j->id,
 			 rc);
@@ -199,13 +202,19 @@ int api_jobs_get(struct api_ctx *c, struct http_req *r, struct api_req *q)
 }
 
 /* A job the pool does not hold: cancel it if the catalog still says
- * queued, else delete it and its files. */
+ * queued; flag it for its node if it runs on another one (202); else
+ * delete it and its files. */
 static int delete_finished(struct api_ctx *c, struct http_req *r, int64_t id, struct oob_err *e)
 {
 	if (catalog_job_transition(c->cat, id, CATALOG_JOB_QUEUED, CATALOG_JOB_CANCELLED, NULL) ==
 	    0) {
 		http_respond_json(
 		    r, 200, json_pack("{s:I, s:s}", "id", (json_int_t)id, "state", "cancelled"));
+		return 0;
+	}
+	if (c->node && catalog_job_request_cancel(c->cat, id, NULL) == 1) {
+		http_respond_json(
+		    r, 202, json_pack("{s:I, s:s}", "id", (json_int_t)id, "state", "cancelling"));
 		return 0;
 	}
 	int rc = catalog_job_delete(c->cat, id, e);

@@ -13,6 +13,7 @@
 #include "api_export.h"
 #include "api_inputs.h"
 #include "api_jobs.h"
+#include "api_metrics.h"
 #include "api_remove.h"
 #include "api_timeline.h"
 #include "api_static.h"
@@ -40,6 +41,7 @@ static int openapi(struct api_ctx *c, struct http_req *r, struct api_req *q);
 static const struct api_route routes[] = {
     READ("/api/v1/health", health),
     READ("/api/v1/openapi.yaml", openapi),
+    READ("/metrics", api_metrics_get),
     UPLOAD("POST", "/api/v1/binaries", api_inputs_binary_begin),
     UPLOAD("PUT", "/api/v1/binaries", api_inputs_binary_begin),
     READ("/api/v1/binaries", api_inputs_list_binaries),
@@ -299,13 +301,19 @@ static int health(struct api_ctx *c, struct http_req *r, struct api_req *q)
 	(void)q;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	double up = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 - c->started;
-	http_respond_json(
-	    r, 200,
-	    json_pack("{s:s, s:s, s:f, s:i, s:I, s:i, s:i, s:i}", "status", "ok", "version",
-		      OOB_VERSION, "uptime_s", up, "workers", (int)job_pool_workers(c->pool),
-		      "queue", (json_int_t)job_pool_queue_len(c->pool), "running",
-		      (int)job_pool_running(c->pool), "uploads", (int)upload_active(c->uploads),
-		      "schema", catalog_schema_version(c->cat)));
+	int64_t queued = catalog_job_count(c->cat, CATALOG_JOB_QUEUED);
+	json_t *j = json_pack(
+	    "{s:s, s:s, s:f, s:i, s:I, s:i, s:i, s:i}", "status", "ok", "version", OOB_VERSION,
+	    "uptime_s", up, "workers", (int)job_pool_workers(c->pool), "queue",
+	    (json_int_t)job_pool_queue_len(c->pool), "running", (int)job_pool_running(c->pool),
+	    "uploads", (int)upload_active(c->uploads), "schema", catalog_schema_version(c->cat));
+	/* Which node this is and what it shares with the others. */
+	json_object_set_new(j, "node", json_string(catalog_node(c->cat)));
+	json_object_set_new(j, "catalog", json_string(catalog_where(c->cat)));
+	json_object_set_new(j, "shared", json_boolean(catalog_is_shared(c->cat)));
+	json_object_set_new(j, "store", json_string(store_root(c->store)));
+	json_object_set_new(j, "queued", json_integer(queued < 0 ? 0 : queued));
+	http_respond_json(r, 200, j);
 	return HTTP_BODY_NONE;
 }
 

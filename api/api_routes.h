@@ -33,6 +33,7 @@
 #include "upload.h"
 
 struct api_static;
+struct node;
 struct api_cache;
 
 struct api_ctx {
@@ -40,6 +41,7 @@ struct api_ctx {
 	struct catalog *cat;
 	struct store *store;
 	struct job_pool *pool;
+	struct node *node; /* NULL on one node (SQLite): jobs go to pool directly */
 	struct upload_registry *uploads;
 	struct api_static *statics; /* may be NULL: built-in page only */
 	struct api_cache *cache;    /* loaded results, shared by requests */

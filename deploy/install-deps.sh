@@ -9,7 +9,7 @@ set -eu
 PKGS="build-essential autoconf automake libtool pkg-config clang lld
   libclang-rt-14-dev clang-format
   libmicrohttpd-dev libjansson-dev libelf-dev libdw-dev liblz4-dev lz4
-  libsqlite3-dev sqlite3 zlib1g-dev nettle-dev
+  libsqlite3-dev sqlite3 libpq-dev postgresql zlib1g-dev nettle-dev
   gcc-riscv64-linux-gnu g++-riscv64-linux-gnu libc6-dev-riscv64-cross
   binutils-riscv64-linux-gnu
   qemu-user qemu-system-misc opensbi

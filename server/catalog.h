@@ -1,11 +1,13 @@
 /*
  * catalog: what the server knows about binaries, traces, jobs and results.
  *
- * The one storage interface: nothing else in oobprofd talks SQL, so that a
- * PostgreSQL backend (DESIGN.md 6) can replace this file without touching
- * its callers. The embedded backend is SQLite (DATA/catalog.db) in WAL mode
- * with foreign keys on and a busy timeout; the schema is versioned with
- * PRAGMA user_version and migrated in code at catalog_open.
+ * The one storage interface: nothing else in oobprofd talks SQL. Two
+ * backends (catalog_db.c) behind one set of functions and one numbered list
+ * of migrations (catalog.c): SQLite (DATA/catalog.db, the embedded default:
+ * WAL mode, foreign keys on, a busy timeout, the version in PRAGMA
+ * user_version) and PostgreSQL (several oobprofd nodes sharing one catalog
+ * and job queue; the version in the table oob_schema). Both are migrated in
+ * code at catalog_open.
  *
  * IDs are integers handed out by the database (AUTOINCREMENT: never reused,
  * even after a delete), shown to API clients as JSON numbers.
@@ -29,7 +31,7 @@
 
 #define CATALOG_NAME_MAX       128
 #define CATALOG_SPEC_MAX       8192
-#define CATALOG_SCHEMA_VERSION 3
+#define CATALOG_SCHEMA_VERSION 4
 /* A job whose process died this often while it ran fails (no crash loop). */
 #define CATALOG_MAX_CRASHES 2
 
@@ -90,6 +92,7 @@ struct catalog_trace {
 	enum catalog_trace_state state;
 	char error[512];
 	int64_t created;
+	char node[64]; /* the node it was uploaded to (catalog_set_node) */
 };
 
 struct catalog_job {
@@ -123,13 +126,21 @@ struct catalog_result {
 	int64_t created;
 };
 
-/* Opens or creates DATA/catalog.db (path given in full) and migrates it to
- * CATALOG_SCHEMA_VERSION. -EIO with SQLite's message; -ENOTSUP if the file
- * was written by a newer oobprofd. */
-struct catalog *catalog_open(const char *path, struct oob_err *err);
+/* Opens the catalog and migrates it to CATALOG_SCHEMA_VERSION. `where` is
+ * PostgreSQL when it starts with "postgresql:" or "postgres:": a URI
+ * ("postgresql://user@host/db"), or libpq key=value pairs after the colon
+ * ("postgres:host=/run/postgresql dbname=oobprof"; nothing after it: libpq's
+ * PG* environment); else the path of a SQLite file, created if need be. -EIO with the database's
+ * message; -ENOTSUP if it was written by a newer oobprofd. */
+struct catalog *catalog_open(const char *where, struct oob_err *err);
 void catalog_close(struct catalog *c);
-/* user_version of the open database. */
+/* The schema version of the open database; -1 if it cannot be read. */
 int catalog_schema_version(struct catalog *c);
+/* What the catalog is, for /health: "sqlite:PATH" or
+ * "postgresql:USER@HOST/DB" (never a password). */
+const char *catalog_where(const struct catalog *c);
+/* 1 if other nodes may share it (PostgreSQL), 0 for SQLite. */
+int catalog_is_shared(const struct catalog *c);
 
 /* Inserts b (b->id and b->created are set). */
 int catalog_binary_add(struct catalog *c, struct catalog_binary *b, struct oob_err *err);
@@ -232,5 +243,36 @@ int catalog_job_crashed(struct catalog *c, int64_t id, const char *why, struct o
 int catalog_job_recover(struct catalog *c, int64_t **ids, size_t *n, struct oob_err *err);
 /* Number of jobs in a state. */
 int64_t catalog_job_count(struct catalog *c, enum catalog_job_state state);
+
+/*
+ * Several nodes on one catalog (catalog_queue.c). A node names itself once
+ * (catalog_set_node, before any other call): new traces record it (their
+ * stream lives on it), start-up recovery (catalog_job_recover,
+ * catalog_trace_close_streams) then touches only its own jobs and streams,
+ * and its leases carry it. "" (the default) is one node owning everything.
+ */
+int catalog_set_node(struct catalog *c, const char *node, struct oob_err *err);
+const char *catalog_node(const struct catalog *c);
+/* Claims the oldest queued job that no live lease holds, for lease_s
+ * seconds: 1 (*id set), 0 if there is none, or a negative errno. */
+int catalog_job_claim(struct catalog *c, unsigned lease_s, int64_t *id, struct oob_err *err);
+/* Extends the lease of every queued or running job this node holds to
+ * now + lease_s. Returns how many. */
+int catalog_job_renew(struct catalog *c, unsigned lease_s, struct oob_err *err);
+/* Any node's: running jobs whose lease lapsed (their node died) count a
+ * crash (catalog_job_crashed) and are queued again, unleased. Returns how
+ * many were counted. */
+int catalog_job_reap(struct catalog *c, struct oob_err *err);
+/* Clean stop: the queued jobs this node claimed but did not start go back
+ * to any node. Returns how many. */
+int catalog_job_release(struct catalog *c, struct oob_err *err);
+/* A cancel asked at one node for a job another node holds: flags it if it
+ * is queued or running. Returns 1 if flagged, 0 if the job is neither. */
+int catalog_job_request_cancel(struct catalog *c, int64_t id, struct oob_err *err);
+/* The flagged jobs this node holds (queued or running); *ids malloc'd. */
+int catalog_job_cancels(struct catalog *c, int64_t **ids, size_t *n, struct oob_err *err);
+/* The lease of a job ("" and 0: none). */
+int catalog_job_lease(struct catalog *c, int64_t id, char *node, size_t n, int64_t *expires,
+		      struct oob_err *err);
 
 #endif

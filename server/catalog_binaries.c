@@ -5,27 +5,27 @@
 
 #define BIN_COLS "id, name, sha256, blob, size, build_id, machine, nfuncs, has_dwarf, pie, created"
 
-static void read_binary(sqlite3_stmt *st, struct catalog_binary *b)
+static void read_binary(struct catalog_stmt *st, struct catalog_binary *b)
 {
 	memset(b, 0, sizeof(*b));
-	b->id = sqlite3_column_int64(st, 0);
+	b->id = catalog_col_i64(st, 0);
 	catalog_col_text(st, 1, b->name, sizeof(b->name));
 	catalog_col_text(st, 2, b->sha256, sizeof(b->sha256));
 	catalog_col_text(st, 3, b->blob, sizeof(b->blob));
-	b->size = (uint64_t)sqlite3_column_int64(st, 4);
+	b->size = (uint64_t)catalog_col_i64(st, 4);
 	catalog_col_text(st, 5, b->build_id, sizeof(b->build_id));
-	b->machine = (unsigned)sqlite3_column_int(st, 6);
-	b->nfuncs = (uint64_t)sqlite3_column_int64(st, 7);
-	b->has_dwarf = sqlite3_column_int(st, 8);
-	b->pie = sqlite3_column_int(st, 9);
-	b->created = sqlite3_column_int64(st, 10);
+	b->machine = (unsigned)catalog_col_int(st, 6);
+	b->nfuncs = (uint64_t)catalog_col_i64(st, 7);
+	b->has_dwarf = catalog_col_int(st, 8);
+	b->pie = catalog_col_int(st, 9);
+	b->created = catalog_col_i64(st, 10);
 }
 
 int catalog_binary_add(struct catalog *c, struct catalog_binary *b, struct oob_err *err)
 {
 	pthread_mutex_lock(&c->lock);
 	b->created = catalog_now_s();
-	sqlite3_stmt *st = catalog_prep(
+	struct catalog_stmt *st = catalog_prep(
 	    c, err,
 	    "INSERT INTO binaries (name, sha256, blob, size, build_id, machine,"
 	    " nfuncs, has_dwarf, pie, created) VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -33,12 +33,12 @@ int catalog_binary_add(struct catalog *c, struct catalog_binary *b, struct oob_e
 	    (int64_t)b->nfuncs, (int64_t)b->has_dwarf, (int64_t)b->pie, b->created);
 	int rc = catalog_run(c, st, err);
 	if (rc == 0)
-		b->id = sqlite3_last_insert_rowid(c->db);
+		b->id = catalog_last_id(c);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
 }
 
-static void read_binary_v(sqlite3_stmt *st, void *out)
+static void read_binary_v(struct catalog_stmt *st, void *out)
 {
 	read_binary(st, out);
 }
@@ -47,7 +47,7 @@ int catalog_binary_get(struct catalog *c, int64_t id, struct catalog_binary *out
 		       struct oob_err *err)
 {
 	pthread_mutex_lock(&c->lock);
-	sqlite3_stmt *st =
+	struct catalog_stmt *st =
 	    catalog_prep(c, err, "SELECT " BIN_COLS " FROM binaries WHERE id = ?", "i", id);
 	int rc = catalog_get_one(c, st, read_binary_v, out, "binary", id, err);
 	pthread_mutex_unlock(&c->lock);
@@ -58,10 +58,10 @@ int catalog_binary_find(struct catalog *c, const char *sha256, struct catalog_bi
 			struct oob_err *err)
 {
 	pthread_mutex_lock(&c->lock);
-	sqlite3_stmt *st = catalog_prep(c, err,
-					"SELECT " BIN_COLS " FROM binaries WHERE sha256 = ?"
-					" ORDER BY id LIMIT 1",
-					"s", sha256);
+	struct catalog_stmt *st = catalog_prep(c, err,
+					       "SELECT " BIN_COLS " FROM binaries WHERE sha256 = ?"
+					       " ORDER BY id LIMIT 1",
+					       "s", sha256);
 	int rc = catalog_get_one(c, st, read_binary_v, out, "binary", 0, err);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
@@ -71,7 +71,7 @@ int catalog_binary_list(struct catalog *c, int64_t after, size_t limit, struct c
 			size_t *n, struct oob_err *err)
 {
 	pthread_mutex_lock(&c->lock);
-	sqlite3_stmt *st = catalog_prep(
+	struct catalog_stmt *st = catalog_prep(
 	    c, err, "SELECT " BIN_COLS " FROM binaries WHERE id > ? ORDER BY id LIMIT ?", "ii",
 	    after, (int64_t)limit);
 	int rc = catalog_list_rows(c, st, sizeof(**out), read_binary_v, (void **)out, n, err);

@@ -33,6 +33,19 @@ static const struct input_kind trace_kind = {
     "DELETE FROM traces WHERE id = ?",
 };
 
+/* The same users in PostgreSQL's JSON functions. */
+static const struct input_kind trace_kind_pg = {
+    "trace",
+    "SELECT blob, state FROM traces WHERE id = ?",
+    "SELECT id, state FROM jobs WHERE trace_id = ?1 OR events_id = ?1"
+    " OR (spec::jsonb ->> 'go_trace')::bigint = ?1"
+    " OR EXISTS (SELECT 1 FROM jsonb_array_elements_text("
+    "  CASE WHEN jsonb_typeof(spec::jsonb -> 'traces') = 'array'"
+    "  THEN spec::jsonb -> 'traces' ELSE '[]'::jsonb END) v WHERE v::bigint = ?1)"
+    " ORDER BY id",
+    "DELETE FROM traces WHERE id = ?",
+};
+
 static const struct input_kind binary_kind = {
     "binary",
     "SELECT blob, '' FROM binaries WHERE id = ?",
@@ -51,17 +64,17 @@ struct user_row {
 	char state[16];
 };
 
-static void read_input_v(sqlite3_stmt *st, void *out)
+static void read_input_v(struct catalog_stmt *st, void *out)
 {
 	struct input_row *r = out;
 	catalog_col_text(st, 0, r->blob, sizeof(r->blob));
 	catalog_col_text(st, 1, r->state, sizeof(r->state));
 }
 
-static void read_user_v(sqlite3_stmt *st, void *out)
+static void read_user_v(struct catalog_stmt *st, void *out)
 {
 	struct user_row *u = out;
-	u->id = sqlite3_column_int64(st, 0);
+	u->id = catalog_col_i64(st, 0);
 	catalog_col_text(st, 1, u->state, sizeof(u->state));
 }
 
@@ -125,19 +138,19 @@ static int delete_locked(struct catalog *c, const struct input_kind *k, int64_t 
 				 err);
 	if (rc == 0)
 		rc = catalog_run(c, catalog_prep(c, err, k->del, "i", id), err);
-	sqlite3_stmt *st = rc == 0
-			       ? catalog_prep(c, err,
-					      "SELECT (SELECT COUNT(*) FROM traces WHERE blob = ?1)"
-					      " + (SELECT COUNT(*) FROM binaries WHERE blob = ?1)",
-					      "s", row.blob)
-			       : NULL;
-	if (st && sqlite3_step(st) == SQLITE_ROW) {
+	struct catalog_stmt *st =
+	    rc == 0 ? catalog_prep(c, err,
+				   "SELECT (SELECT COUNT(*) FROM traces WHERE blob = ?1)"
+				   " + (SELECT COUNT(*) FROM binaries WHERE blob = ?1)",
+				   "s", row.blob)
+		    : NULL;
+	if (st && catalog_step(st) == 1) {
 		snprintf(out->blob, sizeof(out->blob), "%s", row.blob);
-		out->blob_unused = sqlite3_column_int64(st, 0) == 0;
+		out->blob_unused = catalog_col_i64(st, 0) == 0;
 	} else if (rc == 0) {
 		rc = catalog_db_err(c, err, "count blob");
 	}
-	sqlite3_finalize(st);
+	catalog_finalize(st);
 	if (rc == 0 && n) {
 		out->jobs = oob_xcalloc(n, sizeof(*out->jobs));
 		for (size_t i = 0; i < n; i++)
@@ -153,7 +166,7 @@ static int delete_input(struct catalog *c, const struct input_kind *k, int64_t i
 {
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&c->lock);
-	int rc = catalog_exec_sql(c, "BEGIN IMMEDIATE", err);
+	int rc = catalog_begin(c, err);
 	if (rc == 0) {
 		rc = delete_locked(c, k, id, with_jobs, out, err);
 		if (rc == 0)
@@ -172,7 +185,7 @@ static int delete_input(struct catalog *c, const struct input_kind *k, int64_t i
 int catalog_trace_delete(struct catalog *c, int64_t id, int with_jobs, struct catalog_deleted *out,
 			 struct oob_err *err)
 {
-	return delete_input(c, &trace_kind, id, with_jobs, out, err);
+	return delete_input(c, c->pg ? &trace_kind_pg : &trace_kind, id, with_jobs, out, err);
 }
 
 int catalog_binary_delete(struct catalog *c, int64_t id, int with_jobs, struct catalog_deleted *out,

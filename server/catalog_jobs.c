@@ -10,31 +10,31 @@
 #define JOB_COLS                                                                                   \
 	"j.id, j.trace_id, j.events_id, j.spec, j.state, j.error_code, j.error, j.bytes,"          \
 	" j.total_bytes, j.insns, j.created, j.started, j.finished, j.runs,"                       \
-	" r.job_id IS NOT NULL, COALESCE(r.partial, 0), j.crashes"
+	" CASE WHEN r.job_id IS NULL THEN 0 ELSE 1 END, COALESCE(r.partial, 0), j.crashes"
 #define JOB_FROM " FROM jobs j LEFT JOIN results r ON r.job_id = j.id"
 
-static void read_job_v(sqlite3_stmt *st, void *out)
+static void read_job_v(struct catalog_stmt *st, void *out)
 {
 	struct catalog_job *j = out;
 	memset(j, 0, sizeof(*j));
-	j->id = sqlite3_column_int64(st, 0);
-	j->trace_id = sqlite3_column_int64(st, 1);
-	j->events_id = sqlite3_column_int64(st, 2);
+	j->id = catalog_col_i64(st, 0);
+	j->trace_id = catalog_col_i64(st, 1);
+	j->events_id = catalog_col_i64(st, 2);
 	catalog_col_text(st, 3, j->spec, sizeof(j->spec));
 	j->state = CATALOG_JOB_FAILED; /* no other text passes the CHECK constraint */
-	catalog_job_state_parse((const char *)sqlite3_column_text(st, 4), &j->state);
-	j->error_code = sqlite3_column_int(st, 5);
+	catalog_job_state_parse(catalog_col_str(st, 4), &j->state);
+	j->error_code = catalog_col_int(st, 5);
 	catalog_col_text(st, 6, j->error, sizeof(j->error));
-	j->bytes = (uint64_t)sqlite3_column_int64(st, 7);
-	j->total_bytes = (uint64_t)sqlite3_column_int64(st, 8);
-	j->insns = (uint64_t)sqlite3_column_int64(st, 9);
-	j->created = sqlite3_column_int64(st, 10);
-	j->started = sqlite3_column_int64(st, 11);
-	j->finished = sqlite3_column_int64(st, 12);
-	j->runs = (unsigned)sqlite3_column_int(st, 13);
-	j->has_result = sqlite3_column_int(st, 14);
-	j->partial = sqlite3_column_int(st, 15);
-	j->crashes = (unsigned)sqlite3_column_int(st, 16);
+	j->bytes = (uint64_t)catalog_col_i64(st, 7);
+	j->total_bytes = (uint64_t)catalog_col_i64(st, 8);
+	j->insns = (uint64_t)catalog_col_i64(st, 9);
+	j->created = catalog_col_i64(st, 10);
+	j->started = catalog_col_i64(st, 11);
+	j->finished = catalog_col_i64(st, 12);
+	j->runs = (unsigned)catalog_col_int(st, 13);
+	j->has_result = catalog_col_int(st, 14);
+	j->partial = catalog_col_int(st, 15);
+	j->crashes = (unsigned)catalog_col_int(st, 16);
 }
 
 static int job_add_locked(struct catalog *c, struct catalog_job *j,
@@ -42,7 +42,7 @@ static int job_add_locked(struct catalog *c, struct catalog_job *j,
 {
 	j->created = catalog_now_s();
 	j->state = CATALOG_JOB_QUEUED;
-	sqlite3_stmt *st =
+	struct catalog_stmt *st =
 	    catalog_prep(c, err,
 			 "INSERT INTO jobs (trace_id, events_id, spec, state, created)"
 			 " VALUES (?,?,?,?,?)",
@@ -51,7 +51,7 @@ static int job_add_locked(struct catalog *c, struct catalog_job *j,
 	int rc = catalog_run(c, st, err);
 	if (rc < 0)
 		return oob_err_prefix(err, "job of trace %lld", (long long)j->trace_id);
-	j->id = sqlite3_last_insert_rowid(c->db);
+	j->id = catalog_last_id(c);
 	for (size_t i = 0; i < nbins; i++) {
 		st = catalog_prep(
 		    c, err,
@@ -67,7 +67,7 @@ int catalog_job_add(struct catalog *c, struct catalog_job *j, const struct catal
 		    size_t nbins, struct oob_err *err)
 {
 	pthread_mutex_lock(&c->lock);
-	int rc = catalog_exec_sql(c, "BEGIN IMMEDIATE", err);
+	int rc = catalog_begin(c, err);
 	if (rc == 0)
 		rc = job_add_locked(c, j, bins, nbins, err);
 	if (rc == 0)
@@ -81,7 +81,7 @@ int catalog_job_add(struct catalog *c, struct catalog_job *j, const struct catal
 int catalog_job_get(struct catalog *c, int64_t id, struct catalog_job *out, struct oob_err *err)
 {
 	pthread_mutex_lock(&c->lock);
-	sqlite3_stmt *st =
+	struct catalog_stmt *st =
 	    catalog_prep(c, err, "SELECT " JOB_COLS JOB_FROM " WHERE j.id = ?", "i", id);
 	int rc = catalog_get_one(c, st, read_job_v, out, "job", id, err);
 	pthread_mutex_unlock(&c->lock);
@@ -92,7 +92,7 @@ int catalog_job_list(struct catalog *c, int64_t after, size_t limit, struct cata
 		     size_t *n, struct oob_err *err)
 {
 	pthread_mutex_lock(&c->lock);
-	sqlite3_stmt *st = catalog_prep(
+	struct catalog_stmt *st = catalog_prep(
 	    c, err, "SELECT " JOB_COLS JOB_FROM " WHERE j.id > ? ORDER BY j.id LIMIT ?", "ii",
 	    after, (int64_t)limit);
 	int rc = catalog_list_rows(c, st, sizeof(**out), read_job_v, (void **)out, n, err);
@@ -100,21 +100,22 @@ int catalog_job_list(struct catalog *c, int64_t after, size_t limit, struct cata
 	return rc;
 }
 
-static void read_job_binary_v(sqlite3_stmt *st, void *out)
+static void read_job_binary_v(struct catalog_stmt *st, void *out)
 {
 	struct catalog_job_binary *b = out;
-	b->id = sqlite3_column_int64(st, 0);
-	b->base = (uint64_t)sqlite3_column_int64(st, 1);
+	b->id = catalog_col_i64(st, 0);
+	b->base = (uint64_t)catalog_col_i64(st, 1);
 }
 
 int catalog_job_binaries(struct catalog *c, int64_t id, struct catalog_job_binary **out, size_t *n,
 			 struct oob_err *err)
 {
 	pthread_mutex_lock(&c->lock);
-	sqlite3_stmt *st = catalog_prep(c, err,
-					"SELECT binary_id, base FROM job_binaries WHERE job_id = ?"
-					" ORDER BY pos",
-					"i", id);
+	struct catalog_stmt *st =
+	    catalog_prep(c, err,
+			 "SELECT binary_id, base FROM job_binaries WHERE job_id = ?"
+			 " ORDER BY pos",
+			 "i", id);
 	int rc = catalog_list_rows(c, st, sizeof(**out), read_job_binary_v, (void **)out, n, err);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
@@ -124,16 +125,17 @@ int catalog_job_binaries(struct catalog *c, int64_t id, struct catalog_job_binar
  * changed nothing. */
 static int why_unchanged(struct catalog *c, int64_t id, const char *from, struct oob_err *err)
 {
-	sqlite3_stmt *st = catalog_prep(c, err, "SELECT state FROM jobs WHERE id = ?", "i", id);
+	struct catalog_stmt *st =
+	    catalog_prep(c, err, "SELECT state FROM jobs WHERE id = ?", "i", id);
 	if (!st)
 		return err ? err->code : -EIO;
 	int rc;
-	if (sqlite3_step(st) == SQLITE_ROW)
+	if (catalog_step(st) == 1)
 		rc = oob_err_set(err, -EBUSY, "job %lld is %s, not %s", (long long)id,
-				 (const char *)sqlite3_column_text(st, 0), from);
+				 catalog_col_str(st, 0), from);
 	else
 		rc = oob_err_set(err, -ENOENT, "no job with id %lld", (long long)id);
-	sqlite3_finalize(st);
+	catalog_finalize(st);
 	return rc;
 }
 
@@ -146,18 +148,30 @@ static int transition_locked(struct catalog *c, int64_t id, enum catalog_job_sta
 				   (int)(sfrom ? to : from));
 	int starting = to == CATALOG_JOB_RUNNING;
 	int ending = !starting && to != CATALOG_JOB_QUEUED;
-	sqlite3_stmt *st =
+	int64_t fence = from == CATALOG_JOB_RUNNING && c->fence_id == id ? c->fence_runs : 0;
+	struct catalog_stmt *st =
 	    catalog_prep(c, err,
 			 "UPDATE jobs SET state = ?,"
-			 " started = CASE WHEN ? THEN ? ELSE started END,"
-			 " finished = CASE WHEN ? THEN ? ELSE finished END,"
+			 " started = CASE WHEN ? = 1 THEN ? ELSE started END,"
+			 " finished = CASE WHEN ? = 1 THEN ? ELSE finished END,"
 			 " runs = runs + ?"
-			 " WHERE id = ? AND state = ?",
-			 "siiiiiis", sto, (int64_t)starting, catalog_now_s(), (int64_t)ending,
-			 catalog_now_s(), (int64_t)starting, id, sfrom);
+			 " WHERE id = ? AND state = ? AND (? = 0 OR runs = ?)",
+			 "siiiiiisii", sto, (int64_t)starting, catalog_now_s(), (int64_t)ending,
+			 catalog_now_s(), (int64_t)starting, id, sfrom, fence, fence);
 	int rc = catalog_run(c, st, err);
-	if (rc == 0 && sqlite3_changes(c->db) == 0)
-		rc = why_unchanged(c, id, sfrom, err);
+	if (rc == 0 && c->changes == 0 && fence)
+		return oob_err_set(err, -EBUSY,
+				   "job %lld was run again elsewhere after this run's lease "
+				   "lapsed: this run's end is not recorded",
+				   (long long)id);
+	if (rc == 0 && c->changes == 0)
+		return why_unchanged(c, id, sfrom, err);
+	if (rc == 0 && starting) {
+		st = catalog_prep(c, err, "SELECT runs FROM jobs WHERE id = ?", "i", id);
+		c->fence_id = st && catalog_step(st) == 1 ? id : 0;
+		c->fence_runs = c->fence_id ? catalog_col_i64(st, 0) : 0;
+		catalog_finalize(st);
+	}
 	return rc;
 }
 
@@ -174,7 +188,7 @@ int catalog_job_progress(struct catalog *c, int64_t id, uint64_t bytes, uint64_t
 			 uint64_t insns, struct oob_err *err)
 {
 	pthread_mutex_lock(&c->lock);
-	sqlite3_stmt *st = catalog_prep(
+	struct catalog_stmt *st = catalog_prep(
 	    c, err, "UPDATE jobs SET bytes = ?, total_bytes = ?, insns = ? WHERE id = ?", "uuui",
 	    bytes, total, insns, id);
 	int rc = catalog_run(c, st, err);
@@ -184,10 +198,14 @@ int catalog_job_progress(struct catalog *c, int64_t id, uint64_t bytes, uint64_t
 
 static int result_put_locked(struct catalog *c, const struct catalog_result *r, struct oob_err *err)
 {
-	sqlite3_stmt *st =
+	struct catalog_stmt *st =
 	    catalog_prep(c, err,
-			 "INSERT OR REPLACE INTO results (job_id, profile, folded, partial,"
-			 " stats, created, events, events_bytes) VALUES (?,?,?,?,?,?,?,?)",
+			 "INSERT INTO results (job_id, profile, folded, partial,"
+			 " stats, created, events, events_bytes) VALUES (?,?,?,?,?,?,?,?)"
+			 " ON CONFLICT (job_id) DO UPDATE SET profile = excluded.profile,"
+			 " folded = excluded.folded, partial = excluded.partial,"
+			 " stats = excluded.stats, created = excluded.created,"
+			 " events = excluded.events, events_bytes = excluded.events_bytes",
 			 "issisisu", r->job_id, r->profile, r->folded, (int64_t)r->partial,
 			 r->stats, catalog_now_s(), r->events, r->events_bytes);
 	return catalog_run(c, st, err);
@@ -199,7 +217,7 @@ static int finish_locked(struct catalog *c, int64_t id, enum catalog_job_state s
 	int rc = transition_locked(c, id, CATALOG_JOB_RUNNING, state, err);
 	if (rc < 0)
 		return rc;
-	sqlite3_stmt *st =
+	struct catalog_stmt *st =
 	    catalog_prep(c, err, "UPDATE jobs SET error_code = ?, error = ? WHERE id = ?", "isi",
 			 (int64_t)code, msg ? msg : "", id);
 	if ((rc = catalog_run(c, st, err)) < 0)
@@ -211,7 +229,7 @@ int catalog_job_finish(struct catalog *c, int64_t id, enum catalog_job_state sta
 		       const char *msg, const struct catalog_result *r, struct oob_err *err)
 {
 	pthread_mutex_lock(&c->lock);
-	int rc = catalog_exec_sql(c, "BEGIN IMMEDIATE", err);
+	int rc = catalog_begin(c, err);
 	if (rc == 0)
 		rc = finish_locked(c, id, state, code, msg, r, err);
 	if (rc == 0)
@@ -230,25 +248,25 @@ int catalog_result_put(struct catalog *c, const struct catalog_result *r, struct
 	return rc;
 }
 
-static void read_result_v(sqlite3_stmt *st, void *out)
+static void read_result_v(struct catalog_stmt *st, void *out)
 {
 	struct catalog_result *r = out;
 	memset(r, 0, sizeof(*r));
-	r->job_id = sqlite3_column_int64(st, 0);
+	r->job_id = catalog_col_i64(st, 0);
 	catalog_col_text(st, 1, r->profile, sizeof(r->profile));
 	catalog_col_text(st, 2, r->folded, sizeof(r->folded));
-	r->partial = sqlite3_column_int(st, 3);
+	r->partial = catalog_col_int(st, 3);
 	catalog_col_text(st, 4, r->stats, sizeof(r->stats));
-	r->created = sqlite3_column_int64(st, 5);
+	r->created = catalog_col_i64(st, 5);
 	catalog_col_text(st, 6, r->events, sizeof(r->events));
-	r->events_bytes = (uint64_t)sqlite3_column_int64(st, 7);
+	r->events_bytes = (uint64_t)catalog_col_i64(st, 7);
 }
 
 int catalog_result_get(struct catalog *c, int64_t job_id, struct catalog_result *out,
 		       struct oob_err *err)
 {
 	pthread_mutex_lock(&c->lock);
-	sqlite3_stmt *st =
+	struct catalog_stmt *st =
 	    catalog_prep(c, err,
 			 "SELECT job_id, profile, folded, partial, stats, created, events,"
 			 " events_bytes FROM results WHERE job_id = ?",
@@ -261,67 +279,71 @@ int catalog_result_get(struct catalog *c, int64_t job_id, struct catalog_result 
 int catalog_job_delete(struct catalog *c, int64_t id, struct oob_err *err)
 {
 	pthread_mutex_lock(&c->lock);
-	sqlite3_stmt *st = catalog_prep(c, err,
-					"DELETE FROM jobs WHERE id = ?"
-					" AND state NOT IN ('queued', 'running')",
-					"i", id);
+	struct catalog_stmt *st = catalog_prep(c, err,
+					       "DELETE FROM jobs WHERE id = ?"
+					       " AND state NOT IN ('queued', 'running')",
+					       "i", id);
 	int rc = catalog_run(c, st, err);
-	if (rc == 0 && sqlite3_changes(c->db) == 0)
+	if (rc == 0 && c->changes == 0)
 		rc = why_unchanged(c, id, "finished", err);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
 }
 
-static void read_id_v(sqlite3_stmt *st, void *out)
+static void read_id_v(struct catalog_stmt *st, void *out)
 {
-	*(int64_t *)out = sqlite3_column_int64(st, 0);
+	*(int64_t *)out = catalog_col_i64(st, 0);
 }
 
-/* Counts a crash of every running job (one id, or all with id 0), fails
- * those that reached CATALOG_MAX_CRASHES (`why` ends the message) and queues
- * the others again. Returns the number of jobs counted. */
-static int count_crash_locked(struct catalog *c, int64_t id, const char *why, struct oob_err *err)
+/* The running jobs a crash count applies to: one id (?1, 0 = any), those
+ * leased by one node (?2, '' = any), those whose lease ran out before ?3
+ * (0 = any). */
+#define CRASH_WHERE                                                                                \
+	" WHERE state = 'running' AND (?1 = 0 OR id = ?1) AND (?2 = '' OR lease_node = ?2)"        \
+	" AND (?3 = 0 OR (lease_node <> '' AND lease_expires < ?3))"
+
+int catalog_count_crash_locked(struct catalog *c, int64_t id, const char *node, int64_t before,
+			       const char *why, struct oob_err *err)
 {
 	char msg[512];
 	snprintf(msg, sizeof(msg),
 		 "the job crashed its process %d times (last: %s); it is not run again. "
 		 "This is a bug in oobprof: the inputs are kept, please report it",
 		 CATALOG_MAX_CRASHES, why);
-	int rc = catalog_run(c,
-			     catalog_prep(c, err,
-					  "UPDATE jobs SET crashes = crashes + 1"
-					  " WHERE state = 'running' AND (? = 0 OR id = ?)",
-					  "ii", id, id),
-			     err);
-	int counted = rc == 0 ? sqlite3_changes(c->db) : 0;
-	if (rc == 0)
-		rc = catalog_run(
-		    c,
-		    catalog_prep(c, err,
-				 "UPDATE jobs SET state = 'failed', finished = ?, error_code = ?,"
-				 " error = ? WHERE state = 'running' AND (? = 0 OR id = ?)"
-				 " AND crashes >= ?",
-				 "iisiii", catalog_now_s(), (int64_t)-ECHILD, msg, id, id,
-				 (int64_t)CATALOG_MAX_CRASHES),
-		    err);
-	if (rc == 0 && sqlite3_changes(c->db) > 0)
-		OOB_WARN("catalog: %d job(s) failed after %d crashes", sqlite3_changes(c->db),
-			 CATALOG_MAX_CRASHES);
+	int rc =
+	    catalog_run(c,
+			catalog_prep(c, err, "UPDATE jobs SET crashes = crashes + 1" CRASH_WHERE,
+				     "isi", id, node, before),
+			err);
+	int counted = rc == 0 ? (int)c->changes : 0;
 	if (rc == 0)
 		rc = catalog_run(c,
 				 catalog_prep(c, err,
-					      "UPDATE jobs SET state = 'queued'"
-					      " WHERE state = 'running' AND (? = 0 OR id = ?)",
-					      "ii", id, id),
+					      "UPDATE jobs SET state = 'failed', finished = ?4,"
+					      " error_code = ?5, error = ?6" CRASH_WHERE
+					      " AND crashes >= ?7",
+					      "isiiisi", id, node, before, catalog_now_s(),
+					      (int64_t)-ECHILD, msg, (int64_t)CATALOG_MAX_CRASHES),
 				 err);
-	if (rc == 0 && sqlite3_changes(c->db) > 0)
-		OOB_WARN("catalog: %d interrupted job(s) queued again", sqlite3_changes(c->db));
+	if (rc == 0 && c->changes > 0)
+		OOB_WARN("catalog: %d job(s) failed after %d crashes", (int)c->changes,
+			 CATALOG_MAX_CRASHES);
+	/* Queued again with no lease: any node may claim it. */
+	if (rc == 0)
+		rc = catalog_run(c,
+				 catalog_prep(c, err,
+					      "UPDATE jobs SET state = 'queued', lease_node = '',"
+					      " lease_expires = 0" CRASH_WHERE,
+					      "isi", id, node, before),
+				 err);
+	if (rc == 0 && c->changes > 0)
+		OOB_WARN("catalog: %d interrupted job(s) queued again", (int)c->changes);
 	return rc < 0 ? rc : counted;
 }
 
 static int crash_txn(struct catalog *c, int64_t id, const char *why, struct oob_err *err)
 {
-	int rc = catalog_exec_sql(c, "BEGIN IMMEDIATE", err), counted = 0;
+	int rc = catalog_begin(c, err), counted = 0;
 	/* A job's process can die before it marks its job running (it was
 	 * killed while starting): that is its crash too, not a job to forget
 	 * in "queued" (the pool has already let it go). */
@@ -334,7 +356,7 @@ static int crash_txn(struct catalog *c, int64_t id, const char *why, struct oob_
 			id),
 		    err);
 	if (rc == 0)
-		rc = counted = count_crash_locked(c, id, why, err);
+		rc = counted = catalog_count_crash_locked(c, id, c->node, 0, why, err);
 	if (rc >= 0)
 		rc = catalog_exec_sql(c, "COMMIT", err);
 	if (rc < 0)
@@ -347,10 +369,12 @@ int catalog_job_crashed(struct catalog *c, int64_t id, const char *why, struct o
 	pthread_mutex_lock(&c->lock);
 	int rc = crash_txn(c, id, why, err);
 	if (rc > 0) {
-		sqlite3_stmt *st =
-		    catalog_prep(c, err, "SELECT state = 'queued' FROM jobs WHERE id = ?", "i", id);
-		rc = st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
-		sqlite3_finalize(st);
+		struct catalog_stmt *st = catalog_prep(
+		    c, err,
+		    "SELECT CASE WHEN state = 'queued' THEN 1 ELSE 0 END FROM jobs WHERE id = ?",
+		    "i", id);
+		rc = st && catalog_step(st) == 1 ? catalog_col_int(st, 0) : 0;
+		catalog_finalize(st);
 	}
 	pthread_mutex_unlock(&c->lock);
 	return rc;
@@ -360,7 +384,7 @@ int catalog_job_recover(struct catalog *c, int64_t **ids, size_t *n, struct oob_
 {
 	pthread_mutex_lock(&c->lock);
 	int rc = crash_txn(c, 0, "the server stopped without a shutdown", err);
-	sqlite3_stmt *st;
+	struct catalog_stmt *st;
 	if (rc >= 0) {
 		st = catalog_prep(c, err, "SELECT id FROM jobs WHERE state = 'queued' ORDER BY id",
 				  "");
@@ -377,11 +401,11 @@ int64_t catalog_job_count(struct catalog *c, enum catalog_job_state state)
 		return -1;
 	pthread_mutex_lock(&c->lock);
 	int64_t n = -1;
-	sqlite3_stmt *st =
+	struct catalog_stmt *st =
 	    catalog_prep(c, NULL, "SELECT COUNT(*) FROM jobs WHERE state = ?", "s", name);
-	if (st && sqlite3_step(st) == SQLITE_ROW)
-		n = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	if (st && catalog_step(st) == 1)
+		n = catalog_col_i64(st, 0);
+	catalog_finalize(st);
 	pthread_mutex_unlock(&c->lock);
 	return n;
 }

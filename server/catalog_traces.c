@@ -5,40 +5,43 @@
 #include <string.h>
 
 #define TRACE_COLS                                                                                 \
-	"id, name, sha256, blob, size, format, description, lz4, state, error, created, records"
+	"id, name, sha256, blob, size, format, description, lz4, state, error, created, records,"  \
+	" node"
 
-static void read_trace_v(sqlite3_stmt *st, void *out)
+static void read_trace_v(struct catalog_stmt *st, void *out)
 {
 	struct catalog_trace *t = out;
 	memset(t, 0, sizeof(*t));
-	t->id = sqlite3_column_int64(st, 0);
+	t->id = catalog_col_i64(st, 0);
 	catalog_col_text(st, 1, t->name, sizeof(t->name));
 	catalog_col_text(st, 2, t->sha256, sizeof(t->sha256));
 	catalog_col_text(st, 3, t->blob, sizeof(t->blob));
-	t->size = (uint64_t)sqlite3_column_int64(st, 4);
+	t->size = (uint64_t)catalog_col_i64(st, 4);
 	catalog_col_text(st, 5, t->format, sizeof(t->format));
 	catalog_col_text(st, 6, t->description, sizeof(t->description));
-	t->lz4 = sqlite3_column_int(st, 7);
+	t->lz4 = catalog_col_int(st, 7);
 	t->state = CATALOG_TRACE_INVALID; /* no other text passes the CHECK constraint */
-	catalog_trace_state_parse((const char *)sqlite3_column_text(st, 8), &t->state);
+	catalog_trace_state_parse(catalog_col_str(st, 8), &t->state);
 	catalog_col_text(st, 9, t->error, sizeof(t->error));
-	t->created = sqlite3_column_int64(st, 10);
-	t->records = (uint64_t)sqlite3_column_int64(st, 11);
+	t->created = catalog_col_i64(st, 10);
+	t->records = (uint64_t)catalog_col_i64(st, 11);
+	catalog_col_text(st, 12, t->node, sizeof(t->node));
 }
 
 int catalog_trace_add(struct catalog *c, struct catalog_trace *t, struct oob_err *err)
 {
 	pthread_mutex_lock(&c->lock);
 	t->created = catalog_now_s();
-	sqlite3_stmt *st = catalog_prep(
+	struct catalog_stmt *st = catalog_prep(
 	    c, err,
 	    "INSERT INTO traces (name, sha256, blob, size, format, description,"
-	    " lz4, state, error, created, records) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-	    "sssussissiu", t->name, t->sha256, t->blob, t->size, t->format, t->description,
-	    (int64_t)t->lz4, catalog_trace_state_name(t->state), t->error, t->created, t->records);
+	    " lz4, state, error, created, records, node) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+	    "sssussissius", t->name, t->sha256, t->blob, t->size, t->format, t->description,
+	    (int64_t)t->lz4, catalog_trace_state_name(t->state), t->error, t->created, t->records,
+	    c->node);
 	int rc = catalog_run(c, st, err);
 	if (rc == 0)
-		t->id = sqlite3_last_insert_rowid(c->db);
+		t->id = catalog_last_id(c);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
 }
@@ -46,7 +49,7 @@ int catalog_trace_add(struct catalog *c, struct catalog_trace *t, struct oob_err
 int catalog_trace_get(struct catalog *c, int64_t id, struct catalog_trace *out, struct oob_err *err)
 {
 	pthread_mutex_lock(&c->lock);
-	sqlite3_stmt *st =
+	struct catalog_stmt *st =
 	    catalog_prep(c, err, "SELECT " TRACE_COLS " FROM traces WHERE id = ?", "i", id);
 	int rc = catalog_get_one(c, st, read_trace_v, out, "trace", id, err);
 	pthread_mutex_unlock(&c->lock);
@@ -57,10 +60,10 @@ int catalog_trace_find(struct catalog *c, const char *sha256, struct catalog_tra
 		       struct oob_err *err)
 {
 	pthread_mutex_lock(&c->lock);
-	sqlite3_stmt *st = catalog_prep(c, err,
-					"SELECT " TRACE_COLS " FROM traces WHERE sha256 = ?"
-					" AND state = 'ready' ORDER BY id LIMIT 1",
-					"s", sha256);
+	struct catalog_stmt *st = catalog_prep(c, err,
+					       "SELECT " TRACE_COLS " FROM traces WHERE sha256 = ?"
+					       " AND state = 'ready' ORDER BY id LIMIT 1",
+					       "s", sha256);
 	int rc = catalog_get_one(c, st, read_trace_v, out, "trace", 0, err);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
@@ -75,11 +78,12 @@ int catalog_trace_list(struct catalog *c, int64_t after, size_t limit, const cha
 		return oob_err_set(err, -EINVAL, "catalog: no trace state %d", (int)state);
 	pthread_mutex_lock(&c->lock);
 	/* An empty filter matches everything: (? = '' OR col = ?). */
-	sqlite3_stmt *st = catalog_prep(c, err,
-					"SELECT " TRACE_COLS " FROM traces WHERE id > ?"
-					" AND (?2 = '' OR name = ?2) AND (?3 = '' OR state = ?3)"
-					" ORDER BY id LIMIT ?4",
-					"issi", after, name ? name : "", sname, (int64_t)limit);
+	struct catalog_stmt *st =
+	    catalog_prep(c, err,
+			 "SELECT " TRACE_COLS " FROM traces WHERE id > ?"
+			 " AND (?2 = '' OR name = ?2) AND (?3 = '' OR state = ?3)"
+			 " ORDER BY id LIMIT ?4",
+			 "issi", after, name ? name : "", sname, (int64_t)limit);
 	int rc = catalog_list_rows(c, st, sizeof(**out), read_trace_v, (void **)out, n, err);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
@@ -88,7 +92,7 @@ int catalog_trace_list(struct catalog *c, int64_t after, size_t limit, const cha
 int catalog_trace_update(struct catalog *c, const struct catalog_trace *t, struct oob_err *err)
 {
 	pthread_mutex_lock(&c->lock);
-	sqlite3_stmt *st = catalog_prep(
+	struct catalog_stmt *st = catalog_prep(
 	    c, err,
 	    "UPDATE traces SET sha256 = ?, blob = ?, size = ?, format = ?,"
 	    " description = ?, lz4 = ?, state = ?, error = ?, records = ?"
@@ -96,7 +100,7 @@ int catalog_trace_update(struct catalog *c, const struct catalog_trace *t, struc
 	    "ssussissui", t->sha256, t->blob, t->size, t->format, t->description, (int64_t)t->lz4,
 	    catalog_trace_state_name(t->state), t->error, t->records, t->id);
 	int rc = catalog_run(c, st, err);
-	if (rc == 0 && sqlite3_changes(c->db) == 0)
+	if (rc == 0 && c->changes == 0)
 		rc = oob_err_set(err, -ENOENT, "no trace with id %lld", (long long)t->id);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
@@ -105,15 +109,15 @@ int catalog_trace_update(struct catalog *c, const struct catalog_trace *t, struc
 int catalog_trace_close_streams(struct catalog *c, struct oob_err *err)
 {
 	pthread_mutex_lock(&c->lock);
-	sqlite3_stmt *st =
+	struct catalog_stmt *st =
 	    catalog_prep(c, err,
 			 "UPDATE traces SET state = 'incomplete',"
 			 " error = 'upload interrupted: the server stopped while it streamed'"
-			 " WHERE state = 'streaming'",
-			 "");
+			 " WHERE state = 'streaming' AND (?1 = '' OR node = ?1)",
+			 "s", c->node);
 	int rc = catalog_run(c, st, err);
 	if (rc == 0)
-		rc = sqlite3_changes(c->db);
+		rc = c->changes;
 	pthread_mutex_unlock(&c->lock);
 	return rc;
 }

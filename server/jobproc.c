@@ -14,13 +14,16 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "metrics.h"
 #include "store.h"
+#include "util/oob_mem.h"
 
-#define CTL_FD	  3
-#define POLL_NS	  20000000L /* the parent relays progress and cancel this often */
-#define ARG_RUN	  "--run-job"
-#define ARG_DATA  "--data"
-#define ARG_LEVEL "--log-level"
+#define CTL_FD	    3
+#define POLL_NS	    20000000L /* the parent relays progress and cancel this often */
+#define ARG_RUN	    "--run-job"
+#define ARG_DATA    "--data"
+#define ARG_CATALOG "--catalog"
+#define ARG_LEVEL   "--log-level"
 
 extern char **environ;
 
@@ -37,8 +40,16 @@ static int spawn_child(const struct jobproc_env *e, int64_t id, int memfd, pid_t
 	char sid[32], level[16];
 	snprintf(sid, sizeof(sid), "%lld", (long long)id);
 	snprintf(level, sizeof(level), "%d", (int)e->log_level);
-	char *argv[] = {"oobprofd", ARG_RUN, sid, ARG_DATA, (char *)store_root(e->worker->store),
-			ARG_LEVEL,  level,   NULL};
+	char *argv[] = {"oobprofd",
+			ARG_RUN,
+			sid,
+			ARG_DATA,
+			(char *)store_root(e->worker->store),
+			ARG_CATALOG,
+			(char *)e->catalog,
+			ARG_LEVEL,
+			level,
+			NULL};
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -184,8 +195,18 @@ int jobproc_run(void *ctx, struct job_ctl *ctl)
 		OOB_ERROR("job %lld: %s", (long long)ctl->id, msg);
 		fail_unended(e->worker, ctl->id, -ECHILD, msg);
 	}
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (rc == 0 && again && !atomic_load_explicit(&ctl->cancel, memory_order_relaxed))
 		rc = run_once(e, ctl, sh, memfd, &again);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* The instructions the run recorded (the progress page may miss the
+	 * last stretch of a short job). */
+	struct catalog_job *j = oob_xmalloc(sizeof(*j));
+	uint64_t insns = catalog_job_get(e->worker->cat, ctl->id, j, NULL) == 0 ? j->insns : 0;
+	free(j);
+	metrics_job((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9,
+		    insns);
 	if (sh)
 		munmap(sh, sizeof(*sh));
 	if (memfd >= 0)
@@ -199,16 +220,18 @@ int jobproc_is_child(int argc, char **argv)
 }
 
 static int parse_child_args(int argc, char **argv, int64_t *id, const char **data,
-			    enum oob_log_level *level)
+			    const char **catalog, enum oob_log_level *level)
 {
-	if (argc != 7 || strcmp(argv[3], ARG_DATA) || strcmp(argv[5], ARG_LEVEL))
+	if (argc != 9 || strcmp(argv[3], ARG_DATA) || strcmp(argv[5], ARG_CATALOG) ||
+	    strcmp(argv[7], ARG_LEVEL))
 		return -EINVAL;
 	char *end;
 	*id = strtoll(argv[2], &end, 10);
 	if (*end || *id <= 0)
 		return -EINVAL;
 	*data = argv[4];
-	*level = (enum oob_log_level)atoi(argv[6]);
+	*catalog = argv[6];
+	*level = (enum oob_log_level)atoi(argv[8]);
 	return 0;
 }
 
@@ -225,23 +248,22 @@ static struct job_ctl *child_setup(pid_t parent)
 int jobproc_child_main(int argc, char **argv)
 {
 	int64_t id;
-	const char *data;
+	const char *data, *catalog;
 	enum oob_log_level level;
-	if (parse_child_args(argc, argv, &id, &data, &level) < 0) {
-		fprintf(stderr, "oobprofd: usage: oobprofd %s ID %s DIR %s N (the server's own)\n",
-			ARG_RUN, ARG_DATA, ARG_LEVEL);
+	if (parse_child_args(argc, argv, &id, &data, &catalog, &level) < 0) {
+		fprintf(stderr,
+			"oobprofd: usage: oobprofd %s ID %s DIR %s WHERE %s N (the server's own)\n",
+			ARG_RUN, ARG_DATA, ARG_CATALOG, ARG_LEVEL);
 		return 2;
 	}
 	oob_log_set_level(level);
 	struct job_ctl *ctl = child_setup(getppid());
 	struct oob_err err = {0};
-	char db[1200];
-	snprintf(db, sizeof(db), "%s/catalog.db", data);
 	struct worker_env w = {0};
 	int rc = ctl && ctl->id == id ? 0 : oob_err_set(&err, -EINVAL, "no shared job page");
 	if (rc == 0 && !(w.store = store_attach(data, &err)))
 		rc = err.code;
-	if (rc == 0 && !(w.cat = catalog_open(db, &err)))
+	if (rc == 0 && !(w.cat = catalog_open(catalog, &err)))
 		rc = err.code;
 	if (rc == 0)
 		rc = worker_run(&w, ctl);

@@ -5,7 +5,7 @@
  * jobproc_run is the job pool's run function in oobprofd. It starts the
  * running executable again (/proc/self/exe) as
  *
- *   oobprofd --run-job ID --data DIR --log-level N
+ *   oobprofd --run-job ID --data DIR --catalog WHERE --log-level N
  *
  * and waits for it. That child (jobproc_child_main) opens the store and the
  * catalog itself and runs worker_run. Parent and child share one page, a
@@ -31,6 +31,7 @@
 
 struct jobproc_env {
 	struct worker_env *worker; /* the server's: catalog, store, uploads */
+	const char *catalog;	   /* what the child opens (catalog_open's where) */
 	enum oob_log_level log_level;
 	uint64_t job_memory; /* resident bytes a job may use (0: no limit) */
 };

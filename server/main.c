@@ -24,6 +24,7 @@
 #include "http.h"
 #include "job.h"
 #include "jobproc.h"
+#include "node.h"
 #include "util/oob_log.h"
 #include "settings.h"
 #include "store.h"
@@ -42,10 +43,12 @@
 
 struct server {
 	struct settings cfg;
+	char catalog[SETTINGS_PATH_MAX + 16]; /* catalog_open's where */
 	struct store *store;
 	struct catalog *cat;
 	struct upload_registry *uploads;
 	struct job_pool *pool;
+	struct node *node; /* on a shared catalog only */
 	struct worker_env env;
 	struct jobproc_env jobs;
 	struct api_ctx api;
@@ -106,7 +109,8 @@ static int recover_jobs(struct server *s, struct oob_err *err)
 	int rc = catalog_job_recover(s->cat, &ids, &n, err);
 	if (rc < 0)
 		return rc;
-	for (size_t i = 0; i < n; i++)
+	/* On a shared catalog the queue is everyone's: the node claims. */
+	for (size_t i = 0; i < n && !s->node; i++)
 		job_pool_submit(s->pool, ids[i]);
 	if (n)
 		OOB_INFO("%zu queued job(s) resumed", n);
@@ -114,15 +118,56 @@ static int recover_jobs(struct server *s, struct oob_err *err)
 	return 0;
 }
 
+/* This node's name in leases: --node-id, else host name:port (stable
+ * across restarts, so that a restart finds its own jobs at once). */
+static void node_name(const struct settings *cfg, char *buf, size_t n)
+{
+	char host[64] = "localhost";
+	if (cfg->node_id[0]) {
+		snprintf(buf, n, "%s", cfg->node_id);
+		return;
+	}
+	gethostname(host, sizeof(host) - 1);
+	if (cfg->listen_port)
+		snprintf(buf, n, "%s:%u", host, cfg->listen_port);
+	else
+		snprintf(buf, n, "%s:pid%ld", host, (long)getpid());
+}
+
+/* One node: the store first (it makes the data folder the SQLite file
+ * lives in). Several: the catalog first (reachable?), then the store with
+ * the node's own temporary folder. */
 static int open_storage(struct server *s, struct oob_err *err)
 {
-	char db[1200];
-	if (!(s->store = store_open(s->cfg.data_dir, err)))
+	char node[128];
+	if (!s->cfg.catalog[0]) {
+		snprintf(s->catalog, sizeof(s->catalog), "%s/catalog.db", s->cfg.data_dir);
+		if (!(s->store = store_open(s->cfg.data_dir, err)))
+			return err->code;
+		return (s->cat = catalog_open(s->catalog, err)) ? 0 : err->code;
+	}
+	snprintf(s->catalog, sizeof(s->catalog), "%s", s->cfg.catalog);
+	if (!(s->cat = catalog_open(s->catalog, err)))
 		return err->code;
-	snprintf(db, sizeof(db), "%s/catalog.db", s->cfg.data_dir);
-	if (!(s->cat = catalog_open(db, err)))
+	if (!catalog_is_shared(s->cat))
+		return (s->store = store_open(s->cfg.data_dir, err)) ? 0 : err->code;
+	node_name(&s->cfg, node, sizeof(node));
+	if (catalog_set_node(s->cat, node, err) < 0)
+		return err->code;
+	if (!(s->store = store_open_node(s->cfg.data_dir, node, err)))
 		return err->code;
 	return 0;
+}
+
+/* The pool's run function: a job's process, then, on a shared catalog,
+ * the node's claimer woken at once (a worker is free) rather than at its
+ * next poll, which would idle workers between short jobs. */
+static int run_job(void *ctx, struct job_ctl *ctl)
+{
+	struct server *s = ctx;
+	int rc = jobproc_run(&s->jobs, ctl);
+	node_kick(s->node);
+	return rc;
 }
 
 static int start(struct server *s, struct oob_err *err)
@@ -133,14 +178,18 @@ static int start(struct server *s, struct oob_err *err)
 		return rc;
 	s->uploads = upload_registry_new(s->cfg.max_uploads);
 	s->env = (struct worker_env){s->cat, s->store, s->uploads};
-	s->jobs = (struct jobproc_env){&s->env, s->cfg.log_level, s->cfg.job_memory};
-	if (!(s->pool = job_pool_new(s->cfg.workers, jobproc_run, &s->jobs, err)))
+	s->jobs = (struct jobproc_env){&s->env, s->catalog, s->cfg.log_level, s->cfg.job_memory};
+	if (!(s->pool = job_pool_new(s->cfg.workers, run_job, s, err)))
+		return err->code;
+	if (catalog_is_shared(s->cat) &&
+	    !(s->node = node_start(s->cat, s->pool, s->cfg.lease_s, err)))
 		return err->code;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	s->api = (struct api_ctx){.cfg = &s->cfg,
 				  .cat = s->cat,
 				  .store = s->store,
 				  .pool = s->pool,
+				  .node = s->node,
 				  .uploads = s->uploads,
 				  .statics = open_static(&s->cfg),
 				  .cache = api_cache_new(s->cfg.cache_bytes),
@@ -167,7 +216,12 @@ static int start(struct server *s, struct oob_err *err)
 static void stop(struct server *s)
 {
 	http_stop(s->http); /* no request is running after this */
+	node_stop(s->node); /* claims no more */
 	job_pool_free(s->pool);
+	/* What this node claimed and did not start goes back to the others. */
+	if (s->node && catalog_job_release(s->cat, NULL) > 0)
+		OOB_INFO("queued jobs claimed by this node released to the others");
+	node_free(s->node);
 	api_cache_free(s->api.cache);
 	api_static_free(s->api.statics);
 	upload_registry_free(s->uploads);
@@ -220,9 +274,11 @@ int main(int argc, char **argv)
 		stop(&s);
 		return 1;
 	}
-	OOB_INFO("oobprofd %s listening on %s port %u, data in %s, %u worker(s), static %s",
-		 OOB_VERSION, s.cfg.listen_host, http_port(s.http), s.cfg.data_dir, s.cfg.workers,
-		 s.api.statics ? api_static_dir(s.api.statics) : "(built-in page)");
+	OOB_INFO("oobprofd %s listening on %s port %u, data in %s, catalog %s%s%s, %u worker(s), "
+		 "static %s",
+		 OOB_VERSION, s.cfg.listen_host, http_port(s.http), s.cfg.data_dir,
+		 catalog_where(s.cat), s.node ? ", node " : "", s.node ? catalog_node(s.cat) : "",
+		 s.cfg.workers, s.api.statics ? api_static_dir(s.api.statics) : "(built-in page)");
 	if (s.cfg.port_file[0] && write_port_file(s.cfg.port_file, http_port(s.http)) < 0)
 		OOB_WARN("cannot write the port file %s", s.cfg.port_file);
 	int sig = wait_for_signal();

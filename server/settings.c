@@ -29,6 +29,7 @@ void settings_defaults(struct settings *c)
 	c->max_uploads = 16;
 	c->max_header_bytes = 32 * 1024;
 	c->timeout_s = 30;
+	c->lease_s = 30;
 }
 
 int settings_parse_size(const char *s, uint64_t *out)
@@ -156,6 +157,7 @@ static const struct uint_key uint_keys[] = {
     {"http-threads", offsetof(struct settings, http_threads), 1, 256},
     {"compute-threads", offsetof(struct settings, compute_threads), 1, 256},
     {"upload-timeout", offsetof(struct settings, upload_timeout_s), 1, 86400},
+    {"lease", offsetof(struct settings, lease_s), 3, 86400},
 };
 
 struct size_key {
@@ -205,6 +207,16 @@ int settings_set(struct settings *c, const char *key, const char *v, struct oob_
 		return set_path(c->static_dir, key, v, err);
 	if (strcmp(key, "port-file") == 0)
 		return set_path(c->port_file, key, v, err);
+	if (strcmp(key, "catalog") == 0)
+		return set_path(c->catalog, key, v, err);
+	if (strcmp(key, "node-id") == 0) {
+		if (!*v || strlen(v) >= sizeof(c->node_id) || strpbrk(v, " \t\"\\"))
+			return oob_err_set(err, -EINVAL,
+					   "node-id: 1 to %zu characters, no blanks or quotes",
+					   sizeof(c->node_id) - 1);
+		snprintf(c->node_id, sizeof(c->node_id), "%s", v);
+		return 0;
+	}
 	if (strcmp(key, "auth-reads") == 0)
 		return set_bool(&c->auth_reads, key, v, err);
 	for (size_t i = 0; i < sizeof(size_keys) / sizeof(size_keys[0]); i++)
@@ -368,6 +380,11 @@ const char *settings_usage(void)
 	       "  --job-memory SIZE     resident memory of one job; beyond, it fails (default 4G;\n"
 	       "                        0: no limit)\n"
 	       "  --port-file F         write the bound port to F once listening\n"
+	       "  --catalog WHERE       postgresql://... (or postgres: in the config file) for a\n"
+	       "                        catalog and job queue shared by several nodes with one\n"
+	       "                        --data folder (default: DATA/catalog.db, SQLite)\n"
+	       "  --node-id NAME        this node in job leases (default: host name:port)\n"
+	       "  --lease SECONDS       a running job's lease on a shared catalog (default 30)\n"
 	       "  --print-routes        print the API routes and exit\n"
 	       "  --version, --help\n";
 }

@@ -40,6 +40,12 @@ struct settings {
 	uint64_t cache_bytes;		   /* loaded results and rendered views */
 	uint64_t job_memory;		   /* resident bytes of one job's process; 0: no limit */
 	char port_file[SETTINGS_PATH_MAX]; /* written with the bound port once listening */
+	/* Scale-out (DESIGN.md 6): "" = DATA/catalog.db (SQLite, one node);
+	 * "postgresql://..." or "postgres:..." = a catalog and job queue that
+	 * several nodes share, with DATA mounted by all of them. */
+	char catalog[SETTINGS_PATH_MAX];
+	char node_id[64]; /* this node's name in job leases; "" = host name + port */
+	unsigned lease_s; /* a claimed job's lease, renewed every third of it */
 
 	/* Actions rather than settings (command line only). */
 	int print_routes, help, version;

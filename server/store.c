@@ -1,5 +1,6 @@
 #include "store.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 
 struct store {
 	char root[1024];
+	char tmp[96];		/* "tmp", or "tmp/node-<id>" on a folder nodes share */
 	unsigned long long seq; /* temporary names; guarded by the atomic below */
 };
 
@@ -135,10 +137,32 @@ static void drop_stale_results(const char *results)
 	closedir(d);
 }
 
+/* The node's own temporary folder: its id with anything but
+ * [A-Za-z0-9._-] as '_', so that it stays one path component. */
+static void node_tmp(struct store *s, const char *node)
+{
+	if (!node) {
+		snprintf(s->tmp, sizeof(s->tmp), "tmp");
+		return;
+	}
+	int n = snprintf(s->tmp, sizeof(s->tmp), "tmp/node-%.64s", node);
+	for (int i = 9; i < n; i++) {
+		char ch = s->tmp[i];
+		if (!isalnum((unsigned char)ch) && ch != '.' && ch != '_' && ch != '-')
+			s->tmp[i] = '_';
+	}
+}
+
 struct store *store_open(const char *dir, struct oob_err *err)
+{
+	return store_open_node(dir, NULL, err);
+}
+
+struct store *store_open_node(const char *dir, const char *node, struct oob_err *err)
 {
 	static const char *const sub[] = {"blobs", "blobs/sha256", "tmp", "streams", "results"};
 	struct store *s = oob_xcalloc(1, sizeof(*s));
+	node_tmp(s, node);
 	if (strlen(dir) + 200 > sizeof(s->root)) {
 		oob_err_set(err, -ENAMETOOLONG, "data folder path too long: %s", dir);
 		goto fail;
@@ -159,11 +183,17 @@ struct store *store_open(const char *dir, struct oob_err *err)
 	for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++)
 		if (store_mkdir(s, sub[i], err) < 0)
 			goto fail;
+	if (node && store_mkdir(s, s->tmp, err) < 0)
+		goto fail;
+	/* What a crash left: in our own temporary folder only, since other
+	 * nodes' uploads are live in theirs; the temporary result files of
+	 * jobs (any node's) are only ours to drop when we are the only node. */
 	char tmp[1280];
-	store_abspath(s, "tmp", tmp, sizeof(tmp));
+	store_abspath(s, s->tmp, tmp, sizeof(tmp));
 	empty_folder(tmp);
 	store_abspath(s, "results", tmp, sizeof(tmp));
-	drop_stale_results(tmp);
+	if (!node)
+		drop_stale_results(tmp);
 	return s;
 fail:
 	free(s);
@@ -179,6 +209,7 @@ struct store *store_attach(const char *root, struct oob_err *err)
 		return NULL;
 	}
 	snprintf(s->root, sizeof(s->root), "%s", root);
+	node_tmp(s, NULL);
 	return s;
 }
 
@@ -216,7 +247,7 @@ struct store_writer *store_writer_new(struct store *s, struct oob_err *err)
 {
 	char rel[STORE_REL_MAX];
 	unsigned long long n = __atomic_add_fetch(&s->seq, 1, __ATOMIC_RELAXED);
-	snprintf(rel, sizeof(rel), "tmp/upload-%ld-%llu", (long)getpid(), n);
+	snprintf(rel, sizeof(rel), "%s/upload-%ld-%llu", s->tmp, (long)getpid(), n);
 	return writer_open(s, rel, 0, err);
 }
 

@@ -45,6 +45,12 @@ struct store_blob {
 /* Opens (creating the folders if needed) the store under dir and empties its
  * tmp/ folder. NULL + err (-EACCES, -ENOTDIR, ...) on failure. */
 struct store *store_open(const char *dir, struct oob_err *err);
+/* The same for a data folder that several nodes share (NFS): the node's
+ * uploads are received in DATA/tmp/node-<node>/, and only that folder is
+ * emptied (other nodes' bodies in flight are theirs). Blobs need nothing
+ * more: a content address is written by rename of a complete, fsynced
+ * file, so two nodes storing the same content at once leave one blob. */
+struct store *store_open_node(const char *dir, const char *node, struct oob_err *err);
 /* The store another process opened at root (absolute, as store_root gave
  * it), without its start-up cleaning: a job's own process works in it while
  * the server runs. */

@@ -145,6 +145,8 @@ static int resolve_files(struct run *run, struct oob_err *err)
 {
 	int rc;
 	snprintf(run->scratch, sizeof(run->scratch), "tmp/job-%lld", (long long)run->ctl->id);
+	/* Left by a run whose node died (on one node start-up empties tmp/). */
+	store_rmdir(run->env->store, run->scratch, NULL);
 	if ((rc = store_mkdir(run->env->store, run->scratch, err)) < 0)
 		return rc;
 	for (size_t i = 0; i < run->spec.nbins; i++) {

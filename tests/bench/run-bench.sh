@@ -184,3 +184,8 @@ sh "$OOB_SRCDIR/tests/bench/bench-index.sh" "$dir/mixed.oobt" "$prog"
 # stopped per sample at 100 and 1000 Hz.
 echo
 sh "$OOB_SRCDIR/tests/bench/bench-sample.sh"
+
+# Several nodes on PostgreSQL (deploy/README.md's sizing note): one
+# worker's rate, the catalog's cost per job, storage per format.
+echo
+sh "$OOB_SRCDIR/tests/bench/bench-scaleout.sh" "$dir/mixed.oobt" "$prog" "$gen/progs/mixed.oobt"

@@ -3,8 +3,9 @@
 # FireSim-style results folder (TRACEFILE-C0 + a *-dwarf binary, here a real
 # program traced in QEMU) to a token-protected server, LZ4-compressed on the
 # way, and the job it starts reconstructs the same stacks as a job made by
-# hand; a folder of two TRACEFILEs makes one job of both; the systemd unit
-# passes systemd-analyze verify.
+# hand; a folder of two TRACEFILEs makes one job of both; the systemd units
+# (one server, and the node template of a scale-out) pass systemd-analyze
+# verify.
 set -u
 T=test_server_deploy
 . "$OOB_SRCDIR/tests/tools/server-lib.sh"
@@ -84,6 +85,13 @@ if command -v systemd-analyze >/dev/null 2>&1; then
 		pass "systemd-analyze verify deploy/oobprofd.service: clean"
 	else
 		fail "systemd unit" "$(head -n 3 "$W/verify.out")"
+	fi
+	# The node template, as instance n1 (verify wants a concrete unit).
+	sed "s|/usr/bin/oobprofd|$OOBPROFD|" "$OOB_SRCDIR/deploy/oobprofd@.service" >"$W/oobprofd@n1.service"
+	if systemd-analyze verify "$W/oobprofd@n1.service" >"$W/verify2.out" 2>&1 && ! grep -q . "$W/verify2.out"; then
+		pass "systemd-analyze verify deploy/oobprofd@.service (instance n1): clean"
+	else
+		fail "node unit" "$(head -n 3 "$W/verify2.out")"
 	fi
 else
 	skip "systemd unit" "systemd-analyze not installed"

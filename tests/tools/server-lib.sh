@@ -13,15 +13,30 @@ pass() { echo "PASS: $T: $1"; }
 fail() { echo "FAIL: $T: $1: $2"; }
 skip() { echo "SKIP: $T: $1: $2"; }
 
+# srv_catalog DATA_DIR: with OOB_PG_SOCK set (test_server_pg.sh), the
+# --catalog flag of a PostgreSQL database of that data folder's own on the
+# cluster at that socket (made empty when the folder is new, kept across
+# restarts on the same folder); nothing otherwise (SQLite in the folder).
+srv_catalog() {
+	[ -n "${OOB_PG_SOCK:-}" ] || return 0
+	_db=oob_$(printf %s "$1" | cksum | cut -d' ' -f1)
+	if [ ! -d "$1" ]; then
+		psql -X -q "postgresql:///postgres?host=$OOB_PG_SOCK&user=oob" \
+			-c "DROP DATABASE IF EXISTS $_db" -c "CREATE DATABASE $_db" >/dev/null 2>&1
+	fi
+	echo "--catalog=postgresql:///$_db?host=$OOB_PG_SOCK&user=oob"
+}
+
 # srv_start DATA_DIR [flags...]: starts the server, sets SRV_PID and SRV_URL.
 # Returns 1 (after printing why) if it does not come up within 20 s.
 srv_start() {
 	_d=$1
 	shift
+	_cat=$(srv_catalog "$_d")
 	mkdir -p "$_d"
 	rm -f "$_d.port"
 	"$OOBPROFD" --listen 127.0.0.1:0 --port-file "$_d.port" --data "$_d" --log-level info \
-		"$@" >>"$_d.log" 2>&1 &
+		${_cat:+"$_cat"} "$@" >>"$_d.log" 2>&1 &
 	SRV_PID=$!
 	_i=0
 	while [ ! -s "$_d.port" ]; do
@@ -126,7 +141,9 @@ pick_inputs() {
 # begin_test NAME [inputs]: the work folder $W (emptied), and a SKIP line and
 # status 1 when oobprofd is not built or (with "inputs") no real trace exists.
 begin_test() {
-	W=$OOB_BUILDDIR/tests/out/$1
+	# OOB_TEST_SUFFIX: a second run of the same test (test_server_pg.sh)
+	# works in a folder of its own, beside the first.
+	W=$OOB_BUILDDIR/tests/out/$1${OOB_TEST_SUFFIX:-}
 	rm -rf "$W"
 	mkdir -p "$W"
 	if [ ! -x "$OOBPROFD" ]; then

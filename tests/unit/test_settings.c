@@ -122,6 +122,30 @@ static void bad_flags(void)
 	CHECK_EQ(settings_parse_args(&c, 3, a5, &e), -EINVAL);
 }
 
+/* The keys of several nodes: a catalog URI from the config file, a node
+ * id that stays one word, a lease within bounds. */
+static void scale_out_keys(void)
+{
+	struct settings c;
+	struct oob_err e = {0};
+	settings_defaults(&c);
+	CHECK_EQ(c.catalog[0], '\0'); /* SQLite in the data folder */
+	CHECK_EQ(c.node_id[0], '\0');
+	CHECK_EQ(c.lease_s, 30);
+	const char *f = write_tmp("node.conf", "catalog = postgresql:///oob?host=/run/pg\n"
+					       "node-id = rack2-7\nlease = 12\n");
+	CHECK_EQ(settings_load_file(&c, f, &e), 0);
+	CHECK(strcmp(c.catalog, "postgresql:///oob?host=/run/pg") == 0);
+	CHECK_STR(c.node_id, "rack2-7");
+	CHECK_EQ(c.lease_s, 12);
+	CHECK_EQ(settings_set(&c, "node-id", "two words", &e), -EINVAL);
+	CHECK(strstr(e.msg, "node-id") != NULL);
+	CHECK_EQ(settings_set(&c, "node-id", "", &e), -EINVAL);
+	CHECK_STR(c.node_id, "rack2-7"); /* unchanged by a refused value */
+	CHECK_EQ(settings_set(&c, "lease", "2", &e), -EINVAL);
+	CHECK_EQ(settings_set(&c, "lease", "86400", &e), 0);
+}
+
 int main(void)
 {
 	OOBTEST_BEGIN("test_settings");
@@ -133,6 +157,7 @@ int main(void)
 	RUN(file_then_flags);
 	RUN(bad_file_names_line);
 	RUN(bad_flags);
+	RUN(scale_out_keys);
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
