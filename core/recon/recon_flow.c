@@ -308,7 +308,8 @@ static struct code_block *xret(struct recon *r, struct tracker_hart *h,
 	}
 	if (!nb->kernel && r->trk && r->trk->ops->on_user_entry)
 		nb = r->trk->ops->on_user_entry(r->trk, h, nb, i);
-	recon_resume(r, h, nb, i);
+	if (nb->kernel || !recon_pc_rules(r) || !recon_signal_xret(r, h, nb, i))
+		recon_resume(r, h, nb, i);
 	h->run_base = h->stk->n ? h->stk->n - 1 : 0; /* the frame the run resumed in */
 	return nb;
 }
@@ -335,6 +336,13 @@ struct code_block *recon_deviation(struct recon *r, struct tracker_hart *h, stru
 static void heuristic(struct recon *r, struct tracker_hart *h, const struct code_block *blk,
 		      struct code_block *nb, uint32_t i)
 {
+	/* user code never jumps into the kernel's trap vector (the vDSO's
+	 * ecall: its bits are in no ELF); the firmware's mret may */
+	if (!blk->kernel && r->vector && nb->start == r->vector &&
+	    !recon_firmware_pc(r, blk->start, 1)) {
+		trap(r, h, nb, i, "[trap]", IDS_MARK_TRAP, 0);
+		return;
+	}
 	if (nb->func == FRAME_NONE || nb->func == stack_top(h->stk)->frame)
 		return;
 	if (nb->start == nb->entry) {

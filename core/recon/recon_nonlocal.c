@@ -38,6 +38,11 @@ static const struct {
 	{"_Unwind_RaiseException", RECON_FN_RAISE},
 	{"_Unwind_Resume", RECON_FN_RAISE},
 	{"_Unwind_Find_FDE", RECON_FN_FIND_FDE},
+	/* the kernel's signal path (full-system traces: setup_rt_frame and
+	 * handle_signal are inlined, signal_setup_done follows each frame) */
+	{"signal_setup_done", RECON_FN_SIG_SETUP},
+	{"sys_rt_sigreturn", RECON_FN_SIG_RETURN},
+	{"__riscv_sys_rt_sigreturn", RECON_FN_SIG_RETURN},
 	/* Go (the assembly functions have an .abi0 suffix in the ELF) */
 	{"runtime.mcall", RECON_FN_GO_MCALL},
 	{"runtime.gogo.abi0", RECON_FN_GO_GOGO},
@@ -94,7 +99,8 @@ void recon_nonlocal_init(struct recon *r)
 				recon_go_init(r);
 		}
 	}
-	r->sigret_frame = FRAME_NONE; /* interned when first needed: frame ids stay as they were */
+	/* interned when first needed: frame ids stay as they were */
+	r->sigret_frame = r->sigstack_frame = FRAME_NONE;
 }
 
 int recon_go_binary(const struct recon *r, const struct sym_mapping *m)
@@ -199,6 +205,14 @@ static void count_walk(struct recon *r, struct stack *s)
 void recon_nonlocal_entered(struct recon *r, struct tracker_hart *h, uint8_t kind)
 {
 	struct stack *s = h->stk;
+	if (kind == RECON_FN_SIG_SETUP) {
+		h->task->sig_frames++;
+		return;
+	}
+	if (kind == RECON_FN_SIG_RETURN) {
+		h->task->sig_return = 1;
+		return;
+	}
 	if (kind == RECON_FN_GO_MCALL && r->go) {
 		recon_go_mcall(r, h);
 		return;
@@ -335,5 +349,77 @@ int recon_sigreturn_done(struct recon *r, struct tracker_hart *h, struct code_bl
 		return 1;
 	}
 	recon_resume(r, h, nb, i);
+	return 1;
+}
+
+/*
+ * Signals in full-system traces: the kernel's path is in the trace. A
+ * delivery rewrites sepc, so the sret lands on the handler's entry: the
+ * trap's marker stays (the signal came there) and the handler is the bottom
+ * of a segment above it, as a trap's handler is. Several signals set up in
+ * one kernel stay run last first, each returning into the previous one's
+ * entry: a [signal] marker each keeps their place. rt_sigreturn restores the
+ * context saved at the delivery: its ecall's marker, the trampoline, and
+ * whatever the handler's segment holds go, and the signal's trap returns
+ * (recon_resume), or the stacked handler below runs.
+ */
+static uint32_t sigstack_frame(struct recon *r)
+{
+	if (r->sigstack_frame == FRAME_NONE)
+		r->sigstack_frame = frame_named(&r->run.frames, PROFILE_FRAME_MARKER, "[signal]");
+	return r->sigstack_frame;
+}
+
+/* The marker below the topmost one (at m), -1 if none. */
+static int64_t marker_below(const struct stack *s, int64_t m)
+{
+	while (--m >= 0)
+		if (s->v[m].marker)
+			return m;
+	return -1;
+}
+
+static void enter_handler(struct recon *r, struct tracker_hart *h, struct code_block *nb,
+			  uint32_t frames)
+{
+	for (uint32_t k = 1; k < frames; k++)
+		recon_push(r, h, sigstack_frame(r), 0, IDS_MARK_TRAP, 1);
+	recon_push(r, h, code_frame_at(nb), STACK_RET_NONE, 0, 1);
+}
+
+int recon_signal_xret(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i)
+{
+	struct task *t = h->task;
+	uint32_t frames = t->sig_frames;
+	int back = t->sig_return;
+	if (!frames && !back)
+		return 0;
+	t->sig_frames = 0;
+	t->sig_return = 0;
+	struct stack *s = h->stk;
+	int64_t m = stack_last_marker(s);
+	if (t->exec_pending || m < 0 || s->v[m].marker == IDS_MARK_ROOT)
+		return 0;
+	if (back) {
+		int64_t m0 = marker_below(s, m);
+		if (m0 < 0 || s->v[m0].marker == IDS_MARK_ROOT) {
+			r->run.st
+			    .repairs_unknown++; /* no delivery seen: the trace began in a handler */
+			return 0;
+		}
+		recon_pop_to(r, h, (uint32_t)m0 + 1);
+		m = m0;
+		if (!frames && s->v[m].frame == r->sigstack_frame) {
+			recon_pop_to(r, h, (uint32_t)m); /* the handler set up before runs */
+			enter_handler(r, h, nb, 1);
+			return 1;
+		}
+		if (!frames) {
+			recon_resume(r, h, nb, i);
+			return 1;
+		}
+	}
+	recon_pop_to(r, h, (uint32_t)m + 1);
+	enter_handler(r, h, nb, frames);
 	return 1;
 }

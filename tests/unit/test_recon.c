@@ -291,6 +291,31 @@ static const struct row rows[] = {
      .returns = 1,
      .traps = 1,
      .trap_returns = 1},
+    {"a signal in a full-system trace: delivered at a system call's return, restarted",
+     {{"sigmain", 0, 0},	   {"sigmain", 4, 0},		{"handle_exception", 0, 0},
+      {"handle_exception", 16, 0}, {"signal_setup_done", 0, 0}, {"handle_exception", 20, 0},
+      {"handler", 0, 0},	   {"handler", 4, 0},		{NULL, TRAMP, LI_A7_139},
+      {NULL, TRAMP + 4, ECALL},	   {"handle_exception", 0, 0},	{"handle_exception", 4, 0},
+      {"handle_exception", 8, 0},  {"sys_rt_sigreturn", 0, 0},	{"handle_exception", 12, 0},
+      {"sigmain", 4, 0},	   {"handle_exception", 0, 0},	{"handle_exception", 4, 0},
+      {"handle_exception", 24, 0}, {"sigmain", 8, 0},		{"sigmain", 12, 0}},
+     NULL,
+     /* the kernel set a signal frame up (signal_setup_done): its sret lands
+      * on the handler, above the ecall's marker, not in sigmain's place;
+      * rt_sigreturn's sret pops the trampoline's trap and the signal's, and
+      * lands on the ecall again (the system call restarts): a plain one */
+     {"? [task 0];sigmain 5", "? [task 0];sigmain;[trap: ecall];[sigreturn] 2",
+      "? [task 0];sigmain;[trap: ecall];[sigreturn];[trap: ecall];handle_exception 4",
+      "? [task 0];sigmain;[trap: ecall];[sigreturn];[trap: ecall];handle_exception;"
+      "sys_rt_sigreturn 1",
+      "? [task 0];sigmain;[trap: ecall];handle_exception 6",
+      "? [task 0];sigmain;[trap: ecall];handle_exception;signal_setup_done 1",
+      "? [task 0];sigmain;[trap: ecall];handler 2"},
+     .kernel = 1,
+     .calls = 2,
+     .returns = 3,
+     .traps = 3,
+     .trap_returns = 3},
     {"a handler's callee returns into the sigreturn trampoline",
      {{"sigmain", 0, 0},
       {"sigmain", 4, 0},
