@@ -63,6 +63,12 @@ struct recon {
 	int sigret_pushed;     /* a trampoline frame was pushed: block ends check for it */
 	/* [signal]: a delivery stacked under another (full-system traces) */
 	uint32_t sigstack_frame;
+	/* the kernel's vDSO (vdso_start..vdso_end in the kernel ELF), mapped
+	 * into a task's user code space where a handler returns into its
+	 * trampoline; NULL without */
+	struct sym_binary *vdso;
+	unsigned vdso_maps; /* bases it was mapped at */
+	size_t nnlbins;	    /* nlbins: one per binary, and the vDSO's */
 };
 
 /* What entering a function says beyond a call (recon_nonlocal.c). */
@@ -170,9 +176,11 @@ int recon_longjmp_land(struct recon *r, struct tracker_hart *h, uint64_t t);
 /* A return to nb that no frame expects, from the unwinder: if its phase 2
  * walked to a frame of nb's function, pop to that frame (1), else 0. */
 int recon_eh_land(struct recon *r, struct tracker_hart *h, struct code_block *nb);
-/* A return to nb that no frame expects, by a signal handler: if nb is a
- * sigreturn trampoline, the handler's frame gives way to it (1), else 0. */
-int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_block *nb);
+/* A return to *nb that no frame expects, by a signal handler: if *nb is a
+ * sigreturn trampoline, the handler's frame gives way to it (1), else 0.
+ * Code of no ELF where the kernel's vDSO would have its trampoline maps the
+ * vDSO there: *nb becomes the block of the task's new code space. */
+int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_block **nb);
 /* Control leaves a sigreturn trampoline for nb: the signal returns (1), else 0. */
 int recon_sigreturn_done(struct recon *r, struct tracker_hart *h, struct code_block *nb,
 			 uint32_t i);

@@ -80,13 +80,14 @@ static size_t name_at(const char *name)
 
 void recon_nonlocal_init(struct recon *r)
 {
-	r->nlbins = oob_xcalloc(r->run.nbins ? r->run.nbins : 1, sizeof(*r->nlbins));
+	r->nnlbins = r->run.nbins + (r->vdso != NULL);
+	r->nlbins = oob_xcalloc(r->nnlbins ? r->nnlbins : 1, sizeof(*r->nlbins));
 	size_t mcall = name_at("runtime.mcall"), gogo = name_at("gogo");
-	for (size_t k = 0; k < r->run.nbins; k++) {
+	for (size_t k = 0; k < r->nnlbins; k++) {
 		struct recon_nlbin *b = &r->nlbins[k];
-		b->bin = r->run.bins[k];
+		b->bin = k < r->run.nbins ? r->run.bins[k] : r->vdso;
 		for (size_t j = 0; j < NNAMES; j++)
-			b->entry[j] = sym_binary_find_func(r->run.bins[k], names[j].name);
+			b->entry[j] = sym_binary_find_func(b->bin, names[j].name);
 		/* Go's runtime: only in a binary that has it (a C program may
 		 * have a function named gogo) */
 		if (!b->entry[mcall] || !recon_go_goexit(r, b->bin)) {
@@ -150,7 +151,7 @@ static uint8_t classify(const struct recon *r, uint32_t f)
 	if (!m)
 		return RECON_FN_PLAIN;
 	uint64_t link = fr->addr - m->bias;
-	for (size_t k = 0; k < r->run.nbins; k++) {
+	for (size_t k = 0; k < r->nnlbins; k++) {
 		if (r->nlbins[k].bin != m->bin)
 			continue;
 		for (size_t j = 0; j < NNAMES; j++)
@@ -282,6 +283,33 @@ int recon_longjmp_land(struct recon *r, struct tracker_hart *h, uint64_t t)
 }
 
 /*
+ * The kernel's vDSO is mapped at a base of its own in every process (ASLR),
+ * which a trace does not show. A handler's return into code of no ELF at
+ * the page offset of the vDSO's __vdso_rt_sigreturn is its trampoline: the
+ * vDSO is mapped there in the task's user code space, whose blocks are
+ * built again (a block of no ELF is cached there), and *nb becomes the
+ * block in it. The space is shared by the processes whose programs it
+ * holds: each base mapped stays, the vDSO's pages at one process's random
+ * base are no other's code. Frames stay those of the space.
+ */
+#define VDSO_MAX_MAPS 4096
+
+static void map_vdso(struct recon *r, struct tracker_hart *h, struct code_block **nb)
+{
+	uint64_t off = r->vdso ? sym_binary_find_func(r->vdso, "__vdso_rt_sigreturn") : 0;
+	uint64_t base = (*nb)->start - off;
+	if (!off || (*nb)->func != FRAME_NONE || (*nb)->map || (base & 0xfff) ||
+	    recon_firmware_pc(r, (*nb)->start, 1) || r->vdso_maps >= VDSO_MAX_MAPS)
+		return;
+	struct code_space *cs = h->task->ucs;
+	if (sym_space_add(r->run.syms[cs->id], r->vdso, base, NULL) < 0)
+		return;
+	r->vdso_maps++;
+	code_space_flush(cs);
+	*nb = code_block_at(cs, (*nb)->start);
+}
+
+/*
  * Signals in user-mode traces: the handler is entered by a trap (the ecall
  * that raised it, or whatever instruction the signal interrupted), so it
  * runs in a segment above a trap marker, at its bottom, with no return
@@ -292,12 +320,14 @@ int recon_longjmp_land(struct recon *r, struct tracker_hart *h, uint64_t t)
  * trampoline is reached (frames not seen returning: Go's handler switches
  * stacks) is over.
  */
-int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_block *nb)
+int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_block **nbp)
 {
 	struct stack *s = h->stk;
 	uint32_t base = stack_segment_base(s);
-	if (base == 0 || s->v[base - 1].marker == IDS_MARK_ROOT || nb->kernel)
+	if (base == 0 || s->v[base - 1].marker == IDS_MARK_ROOT || (*nbp)->kernel)
 		return 0;
+	map_vdso(r, h, nbp);
+	struct code_block *nb = *nbp;
 	int tramp =
 	    nb->func == FRAME_NONE ? !nb->map : recon_fn_kind(r, nb->func) == RECON_FN_SIGRETURN;
 	if (!tramp)

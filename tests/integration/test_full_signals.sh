@@ -113,13 +113,13 @@ def checks(v, instr, calls, counters, label, fw):
           "delivery)", deepest <= MAX_MARKERS,
           "at most %d markers, %d frames" % (deepest, max(len(s) for s, _ in st)))
     # every return of a handler went into the trampoline, named
-    tramp = sum(w for s, w in sc if s[-1] in ("[sigreturn]", "__vdso_rt_sigreturn"))
+    tramp = sum(w for s, w in sc if s[-1] == "__vdso_rt_sigreturn")
     want = sum(counters[h] for h in RETURNING)
     # code of no ELF other than the firmware's (OpenSBI, where the console
     # says it was loaded): on this stack, the vDSO's
     unknown = sorted({f for s, _ in st for f in s if re.fullmatch(r"0x[0-9a-f]+", f) and
                       not fw[0] <= int(f, 16) < fw[1]})
-    check(v, label + "each handler's return enters the rt_sigreturn trampoline, by name",
+    check(v, label + "each handler's return enters the vDSO's __vdso_rt_sigreturn (from vmlinux)",
           tramp == want and not unknown,
           "%d entries, the program's handlers returned %d times; frames of unknown code: %s" %
           (tramp, want, unknown[:4] or "none"))
