@@ -85,6 +85,12 @@ void code_put(struct code_space *cs, uint64_t pc, uint32_t bits)
 	}
 }
 
+void code_space_flush(struct code_space *cs)
+{
+	oob_map_clear(&cs->blocks);
+	cs->gen++;
+}
+
 int code_fetch(const struct code_space *cs, uint64_t pc, uint32_t *bits)
 {
 	const uint64_t *v = oob_map_get(&cs->bits, pc);

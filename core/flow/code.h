@@ -114,6 +114,9 @@ int code_fetch(const struct code_space *cs, uint64_t pc, uint32_t *bits);
 int code_elf_fetch(const struct code_space *cs, uint64_t pc, uint32_t *bits);
 
 struct code_block *code_block_build(struct code_space *cs, uint64_t pc);
+/* Drops every block of cs (its symbols changed: a binary was mapped). Blocks
+ * stay readable until cs is destroyed (arena), but are stale. */
+void code_space_flush(struct code_space *cs);
 
 /* The block starting at pc (built on first use). Never NULL. */
 static inline struct code_block *code_block_at(struct code_space *cs, uint64_t pc)

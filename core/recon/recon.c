@@ -339,6 +339,12 @@ static int load_binaries(struct recon *r, struct oob_err *err)
 		r->run.bins[r->run.nbins++] = b;
 		if (place_binary(r, b, is_elf ? o->elfs[k].base : RECON_BASE_LINK, err) < 0)
 			return oob_err_prefix(err, "%s", path);
+		/* a kernel's vDSO: placed per task, where a signal handler
+		 * returns into it (RECONSTRUCTION.md 3.5) */
+		uint64_t lo, hi;
+		sym_binary_text_range(b, &lo, &hi);
+		if (is_elf && lo >> 63 && !r->vdso)
+			r->vdso = sym_binary_open_embedded(b, "vdso_start", "vdso_end", NULL);
 	}
 	return 0;
 }
@@ -487,6 +493,7 @@ void recon_free(struct recon *r)
 	for (size_t k = 0; k < r->run.nbins; k++)
 		sym_binary_free(r->run.bins[k]);
 	free(r->run.bins);
+	sym_binary_free(r->vdso);
 	free(r);
 }
 

@@ -91,7 +91,8 @@ static void call(struct recon *r, struct tracker_hart *h, struct code_block *nb,
  * under [unknown]. Every repair is counted.
  */
 
-static void ret(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i)
+static struct code_block *ret(struct recon *r, struct tracker_hart *h, struct code_block *nb,
+			      uint32_t i)
 {
 	recon_flush(r, h, i);
 	r->run.st.events++;
@@ -102,7 +103,7 @@ static void ret(struct recon *r, struct tracker_hart *h, struct code_block *nb, 
 		/* Go's gogo switches goroutines by a jr t0 */
 		if (recon_fn_kind(r, stack_top(h->stk)->frame) == RECON_FN_GO_GOGO &&
 		    recon_go_land(r, h, nb, i))
-			return;
+			return nb;
 		recon_go_recheck(r, h, nb->start, FRAME_NONE);
 	}
 	uint32_t base = stack_segment_base(h->stk);
@@ -113,7 +114,7 @@ static void ret(struct recon *r, struct tracker_hart *h, struct code_block *nb, 
 	const struct stack_entry *top = stack_top(h->stk);
 	if (h->sp && (top->ret != nb->start || (top->sp && top->sp != h->sp)) &&
 	    recon_sp_land(r, h, nb))
-		return;
+		return nb;
 	/* The unwinder's return to a landing pad first: a pad can start at a
 	 * return address (after a call to __cxa_throw, which never returns). */
 	int64_t at = stack_top(h->stk)->walked && recon_pc_rules(r) && recon_eh_land(r, h, nb)
@@ -137,7 +138,7 @@ static void ret(struct recon *r, struct tracker_hart *h, struct code_block *nb, 
 	} else if (recon_pc_rules(r) && recon_longjmp_land(r, h, nb->start)) {
 		if (nb->func != FRAME_NONE && nb->func != stack_top(h->stk)->frame)
 			recon_jump(r, h, nb, nb, i);
-	} else if (recon_pc_rules(r) && recon_sigreturn_enter(r, h, nb)) {
+	} else if (recon_pc_rules(r) && recon_sigreturn_enter(r, h, &nb)) {
 		/* a signal handler returned into the sigreturn trampoline */
 	} else if (recon_pc_rules(r) && nb->func != FRAME_NONE &&
 		   (at = stack_find_frame(h->stk, nb->func)) >= 0 && (uint32_t)at < h->stk->n - 1) {
@@ -156,6 +157,7 @@ static void ret(struct recon *r, struct tracker_hart *h, struct code_block *nb, 
 		r->run.st.repairs_unknown++;
 		recon_rebase(r, h, nb, 1);
 	}
+	return nb;
 }
 
 static const char *cause_name(uint64_t cause)
@@ -319,7 +321,8 @@ static struct code_block *xret(struct recon *r, struct tracker_hart *h,
 	}
 	if (!nb->kernel && r->trk && r->trk->ops->on_user_entry)
 		nb = r->trk->ops->on_user_entry(r->trk, h, nb, i);
-	recon_resume(r, h, nb, i);
+	if (nb->kernel || !recon_pc_rules(r) || !recon_signal_xret(r, h, nb, i))
+		recon_resume(r, h, nb, i);
 	h->run_base = h->stk->n ? h->stk->n - 1 : 0; /* the frame the run resumed in */
 	return nb;
 }
@@ -346,6 +349,13 @@ struct code_block *recon_deviation(struct recon *r, struct tracker_hart *h, stru
 static void heuristic(struct recon *r, struct tracker_hart *h, const struct code_block *blk,
 		      struct code_block *nb, uint32_t i)
 {
+	/* user code never jumps into the kernel's trap vector (the vDSO's
+	 * ecall: its bits are in no ELF); the firmware's mret may */
+	if (!blk->kernel && r->vector && nb->start == r->vector &&
+	    !recon_firmware_pc(r, blk->start, 1)) {
+		trap(r, h, nb, i, "[trap]", IDS_MARK_TRAP, 0);
+		return;
+	}
 	if (nb->func == FRAME_NONE || nb->func == stack_top(h->stk)->frame)
 		return;
 	if (nb->start == nb->entry) {
@@ -423,7 +433,7 @@ static struct code_block *transfer(struct recon *r, struct tracker_hart *h,
 		if (up)
 			trap(r, h, nb, i, "[trap]", IDS_MARK_TRAP, 0);
 		else
-			ret(r, h, nb, i);
+			nb = ret(r, h, nb, i);
 		break;
 	case RV_SWAP:
 		if (up) {

@@ -61,6 +61,14 @@ struct recon {
 	struct recon_go *go;   /* recon_go.c: parked goroutines, when a binary is a Go program */
 	uint32_t sigret_frame; /* [sigreturn] */
 	int sigret_pushed;     /* a trampoline frame was pushed: block ends check for it */
+	/* [signal]: a delivery stacked under another (full-system traces) */
+	uint32_t sigstack_frame;
+	/* the kernel's vDSO (vdso_start..vdso_end in the kernel ELF), mapped
+	 * into a task's user code space where a handler returns into its
+	 * trampoline; NULL without */
+	struct sym_binary *vdso;
+	unsigned vdso_maps; /* bases it was mapped at */
+	size_t nnlbins;	    /* nlbins: one per binary, and the vDSO's */
 };
 
 /* What entering a function says beyond a call (recon_nonlocal.c). */
@@ -75,6 +83,8 @@ enum recon_fn_kind {
 	RECON_FN_RAISE,		/* _Unwind_RaiseException, _Unwind_Resume: a landing pad
 				   follows their phase 2 */
 	RECON_FN_FIND_FDE,	/* _Unwind_Find_FDE: one call per frame the unwinder walks */
+	RECON_FN_SIG_SETUP,	/* the kernel's signal_setup_done: one signal frame set up */
+	RECON_FN_SIG_RETURN,	/* the kernel's sys_rt_sigreturn */
 	/* Go's runtime (recon_go.c) */
 	RECON_FN_GO_MCALL,     /* runtime.mcall: parks the running goroutine */
 	RECON_FN_GO_GOGO,      /* runtime.gogo, gogo: its jr t0 lands in another goroutine */
@@ -106,6 +116,20 @@ static inline int same_frame(const struct code_block *from, const struct code_bl
 	if (nb->func == FRAME_NONE)
 		return nb->map == from->map || !nb->map;
 	return nb->func == top;
+}
+
+/* The firmware's image around its trap vector (OpenSBI: 2 MiB). */
+#define RECON_FW_SPAN (2ull << 20)
+
+/* 1 if addr, lower-half code of no ELF, is the firmware's: near the trap
+ * vector the kernel's traps revealed, or, where none was seen, in the range
+ * QEMU virt and FireSim load it to (when a kernel ran at all). */
+static inline int recon_firmware_pc(const struct recon *r, uint64_t addr, int kernel_ran)
+{
+	if (r->mvector)
+		return addr >= (r->mvector & ~(RECON_FW_SPAN - 1)) &&
+		       addr < (r->mvector & ~(RECON_FW_SPAN - 1)) + RECON_FW_SPAN;
+	return kernel_ran && addr >= 0x80000000ull && addr < 0x80000000ull + RECON_FW_SPAN;
 }
 
 /* recon_warn.c: warnings and firmware frames on the finished profile. */
@@ -152,13 +176,19 @@ int recon_longjmp_land(struct recon *r, struct tracker_hart *h, uint64_t t);
 /* A return to nb that no frame expects, from the unwinder: if its phase 2
  * walked to a frame of nb's function, pop to that frame (1), else 0. */
 int recon_eh_land(struct recon *r, struct tracker_hart *h, struct code_block *nb);
-/* A return to nb that no frame expects, by a signal handler: if nb is a
- * sigreturn trampoline, the handler's frame gives way to it (1), else 0. */
-int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_block *nb);
+/* A return to *nb that no frame expects, by a signal handler: if *nb is a
+ * sigreturn trampoline, the handler's frame gives way to it (1), else 0.
+ * Code of no ELF where the kernel's vDSO would have its trampoline maps the
+ * vDSO there: *nb becomes the block of the task's new code space. */
+int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_block **nb);
 /* Control leaves a sigreturn trampoline for nb: the signal returns (1), else 0. */
 int recon_sigreturn_done(struct recon *r, struct tracker_hart *h, struct code_block *nb,
 			 uint32_t i);
 
+/* A full-system trace returns to user at nb, and the kernel delivered a
+ * signal or ran rt_sigreturn since the task trapped: the handler's entry,
+ * or the context the signal interrupted (1); else 0 (recon_resume decides). */
+int recon_signal_xret(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i);
 /* recon_sp.c: the register regime (RECONSTRUCTION.md 3.6) */
 static inline int recon_pc_rules(const struct recon *r)
 {

@@ -38,6 +38,11 @@ static const struct {
 	{"_Unwind_RaiseException", RECON_FN_RAISE},
 	{"_Unwind_Resume", RECON_FN_RAISE},
 	{"_Unwind_Find_FDE", RECON_FN_FIND_FDE},
+	/* the kernel's signal path (full-system traces: setup_rt_frame and
+	 * handle_signal are inlined, signal_setup_done follows each frame) */
+	{"signal_setup_done", RECON_FN_SIG_SETUP},
+	{"sys_rt_sigreturn", RECON_FN_SIG_RETURN},
+	{"__riscv_sys_rt_sigreturn", RECON_FN_SIG_RETURN},
 	/* Go (the assembly functions have an .abi0 suffix in the ELF) */
 	{"runtime.mcall", RECON_FN_GO_MCALL},
 	{"runtime.gogo.abi0", RECON_FN_GO_GOGO},
@@ -75,13 +80,14 @@ static size_t name_at(const char *name)
 
 void recon_nonlocal_init(struct recon *r)
 {
-	r->nlbins = oob_xcalloc(r->run.nbins ? r->run.nbins : 1, sizeof(*r->nlbins));
+	r->nnlbins = r->run.nbins + (r->vdso != NULL);
+	r->nlbins = oob_xcalloc(r->nnlbins ? r->nnlbins : 1, sizeof(*r->nlbins));
 	size_t mcall = name_at("runtime.mcall"), gogo = name_at("gogo");
-	for (size_t k = 0; k < r->run.nbins; k++) {
+	for (size_t k = 0; k < r->nnlbins; k++) {
 		struct recon_nlbin *b = &r->nlbins[k];
-		b->bin = r->run.bins[k];
+		b->bin = k < r->run.nbins ? r->run.bins[k] : r->vdso;
 		for (size_t j = 0; j < NNAMES; j++)
-			b->entry[j] = sym_binary_find_func(r->run.bins[k], names[j].name);
+			b->entry[j] = sym_binary_find_func(b->bin, names[j].name);
 		/* Go's runtime: only in a binary that has it (a C program may
 		 * have a function named gogo) */
 		if (!b->entry[mcall] || !recon_go_goexit(r, b->bin)) {
@@ -94,7 +100,8 @@ void recon_nonlocal_init(struct recon *r)
 				recon_go_init(r);
 		}
 	}
-	r->sigret_frame = FRAME_NONE; /* interned when first needed: frame ids stay as they were */
+	/* interned when first needed: frame ids stay as they were */
+	r->sigret_frame = r->sigstack_frame = FRAME_NONE;
 }
 
 int recon_go_binary(const struct recon *r, const struct sym_mapping *m)
@@ -144,7 +151,7 @@ static uint8_t classify(const struct recon *r, uint32_t f)
 	if (!m)
 		return RECON_FN_PLAIN;
 	uint64_t link = fr->addr - m->bias;
-	for (size_t k = 0; k < r->run.nbins; k++) {
+	for (size_t k = 0; k < r->nnlbins; k++) {
 		if (r->nlbins[k].bin != m->bin)
 			continue;
 		for (size_t j = 0; j < NNAMES; j++)
@@ -199,6 +206,14 @@ static void count_walk(struct recon *r, struct stack *s)
 void recon_nonlocal_entered(struct recon *r, struct tracker_hart *h, uint8_t kind)
 {
 	struct stack *s = h->stk;
+	if (kind == RECON_FN_SIG_SETUP) {
+		h->task->sig_frames++;
+		return;
+	}
+	if (kind == RECON_FN_SIG_RETURN) {
+		h->task->sig_return = 1;
+		return;
+	}
 	if (kind == RECON_FN_GO_MCALL && r->go) {
 		recon_go_mcall(r, h);
 		return;
@@ -268,6 +283,33 @@ int recon_longjmp_land(struct recon *r, struct tracker_hart *h, uint64_t t)
 }
 
 /*
+ * The kernel's vDSO is mapped at a base of its own in every process (ASLR),
+ * which a trace does not show. A handler's return into code of no ELF at
+ * the page offset of the vDSO's __vdso_rt_sigreturn is its trampoline: the
+ * vDSO is mapped there in the task's user code space, whose blocks are
+ * built again (a block of no ELF is cached there), and *nb becomes the
+ * block in it. The space is shared by the processes whose programs it
+ * holds: each base mapped stays, the vDSO's pages at one process's random
+ * base are no other's code. Frames stay those of the space.
+ */
+#define VDSO_MAX_MAPS 4096
+
+static void map_vdso(struct recon *r, struct tracker_hart *h, struct code_block **nb)
+{
+	uint64_t off = r->vdso ? sym_binary_find_func(r->vdso, "__vdso_rt_sigreturn") : 0;
+	uint64_t base = (*nb)->start - off;
+	if (!off || (*nb)->func != FRAME_NONE || (*nb)->map || (base & 0xfff) ||
+	    recon_firmware_pc(r, (*nb)->start, 1) || r->vdso_maps >= VDSO_MAX_MAPS)
+		return;
+	struct code_space *cs = h->task->ucs;
+	if (sym_space_add(r->run.syms[cs->id], r->vdso, base, NULL) < 0)
+		return;
+	r->vdso_maps++;
+	code_space_flush(cs);
+	*nb = code_block_at(cs, (*nb)->start);
+}
+
+/*
  * Signals in user-mode traces: the handler is entered by a trap (the ecall
  * that raised it, or whatever instruction the signal interrupted), so it
  * runs in a segment above a trap marker, at its bottom, with no return
@@ -278,14 +320,16 @@ int recon_longjmp_land(struct recon *r, struct tracker_hart *h, uint64_t t)
  * trampoline is reached (frames not seen returning: Go's handler switches
  * stacks) is over.
  */
-int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_block *nb)
+int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_block **nbp)
 {
 	struct stack *s = h->stk;
 	uint32_t base = stack_segment_base(s);
 	/* An empty segment (a return right above its marker: only in corrupt
 	 * input) has no handler frame to name. */
-	if (base == 0 || base >= s->n || s->v[base - 1].marker == IDS_MARK_ROOT || nb->kernel)
+	if (base == 0 || base >= s->n || s->v[base - 1].marker == IDS_MARK_ROOT || (*nbp)->kernel)
 		return 0;
+	map_vdso(r, h, nbp);
+	struct code_block *nb = *nbp;
 	int tramp =
 	    nb->func == FRAME_NONE ? !nb->map : recon_fn_kind(r, nb->func) == RECON_FN_SIGRETURN;
 	if (!tramp)
@@ -337,5 +381,77 @@ int recon_sigreturn_done(struct recon *r, struct tracker_hart *h, struct code_bl
 		return 1;
 	}
 	recon_resume(r, h, nb, i);
+	return 1;
+}
+
+/*
+ * Signals in full-system traces: the kernel's path is in the trace. A
+ * delivery rewrites sepc, so the sret lands on the handler's entry: the
+ * trap's marker stays (the signal came there) and the handler is the bottom
+ * of a segment above it, as a trap's handler is. Several signals set up in
+ * one kernel stay run last first, each returning into the previous one's
+ * entry: a [signal] marker each keeps their place. rt_sigreturn restores the
+ * context saved at the delivery: its ecall's marker, the trampoline, and
+ * whatever the handler's segment holds go, and the signal's trap returns
+ * (recon_resume), or the stacked handler below runs.
+ */
+static uint32_t sigstack_frame(struct recon *r)
+{
+	if (r->sigstack_frame == FRAME_NONE)
+		r->sigstack_frame = frame_named(&r->run.frames, PROFILE_FRAME_MARKER, "[signal]");
+	return r->sigstack_frame;
+}
+
+/* The marker below the topmost one (at m), -1 if none. */
+static int64_t marker_below(const struct stack *s, int64_t m)
+{
+	while (--m >= 0)
+		if (s->v[m].marker)
+			return m;
+	return -1;
+}
+
+static void enter_handler(struct recon *r, struct tracker_hart *h, struct code_block *nb,
+			  uint32_t frames)
+{
+	for (uint32_t k = 1; k < frames; k++)
+		recon_push(r, h, sigstack_frame(r), 0, IDS_MARK_TRAP, 1);
+	recon_push(r, h, code_frame_at(nb), STACK_RET_NONE, 0, 1);
+}
+
+int recon_signal_xret(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i)
+{
+	struct task *t = h->task;
+	uint32_t frames = t->sig_frames;
+	int back = t->sig_return;
+	if (!frames && !back)
+		return 0;
+	t->sig_frames = 0;
+	t->sig_return = 0;
+	struct stack *s = h->stk;
+	int64_t m = stack_last_marker(s);
+	if (t->exec_pending || m < 0 || s->v[m].marker == IDS_MARK_ROOT)
+		return 0;
+	if (back) {
+		int64_t m0 = marker_below(s, m);
+		if (m0 < 0 || s->v[m0].marker == IDS_MARK_ROOT) {
+			r->run.st
+			    .repairs_unknown++; /* no delivery seen: the trace began in a handler */
+			return 0;
+		}
+		recon_pop_to(r, h, (uint32_t)m0 + 1);
+		m = m0;
+		if (!frames && s->v[m].frame == r->sigstack_frame) {
+			recon_pop_to(r, h, (uint32_t)m); /* the handler set up before runs */
+			enter_handler(r, h, nb, 1);
+			return 1;
+		}
+		if (!frames) {
+			recon_resume(r, h, nb, i);
+			return 1;
+		}
+	}
+	recon_pop_to(r, h, (uint32_t)m + 1);
+	enter_handler(r, h, nb, frames);
 	return 1;
 }

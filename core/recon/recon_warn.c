@@ -21,9 +21,6 @@
  * program. */
 #define DIFFER_SHARE 0.01
 #define DIFFER_MIN   16
-/* The firmware's image around its trap vector (OpenSBI: 2 MiB). */
-#define FW_SPAN (2ull << 20)
-
 struct no_elf {
 	uint64_t insns, lo, hi; /* instructions, and the lowest/highest entry */
 };
@@ -37,15 +34,9 @@ static void add(struct no_elf *b, uint64_t insns, uint64_t addr)
 	b->insns += insns;
 }
 
-/* Lower-half code of no ELF that is the firmware's: near the trap vector
- * the kernel's traps revealed, or, where none was seen, in the range QEMU
- * virt and FireSim load it to (when a kernel ran at all). */
 static int is_firmware(const struct recon *r, uint64_t addr, int kernel_ran)
 {
-	if (r->mvector)
-		return addr >= (r->mvector & ~(FW_SPAN - 1)) &&
-		       addr < (r->mvector & ~(FW_SPAN - 1)) + FW_SPAN;
-	return kernel_ran && addr >= 0x80000000ull && addr < 0x80000000ull + FW_SPAN;
+	return recon_firmware_pc(r, addr, kernel_ran);
 }
 
 static int kernel_given(const struct recon *r)

@@ -75,6 +75,13 @@ struct sym_binary *sym_binary_open(const char *path, struct oob_err *err);
  * Errors: -errno of open, -EINVAL naming the first bad line ("line N: ..."),
  * -EFBIG over 1 GiB. */
 struct sym_binary *sym_perfmap_open(const char *path, struct oob_err *err);
+/* An ELF image embedded in outer, between its .symtab symbols start and end
+ * (a kernel's vDSO: vdso_start, vdso_end), opened and indexed as a binary
+ * of its own, named "<outer path>:<start>". NULL if outer has no such
+ * symbols (err untouched), or, with err set, -EINVAL if the bytes are not in
+ * outer's file or not an ELF. The image is copied: outer may be freed first. */
+struct sym_binary *sym_binary_open_embedded(const struct sym_binary *outer, const char *start,
+					    const char *end, struct oob_err *err);
 void sym_binary_free(struct sym_binary *b);
 
 /* Accessors: strings are borrowed from b. */

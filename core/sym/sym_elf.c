@@ -322,16 +322,13 @@ static int has_debug_info(struct sym_binary *b)
 	return 0;
 }
 
-struct sym_binary *sym_binary_open(const char *path, struct oob_err *err)
+/* Indexes b, whose ELF is open; frees it on error. */
+static struct sym_binary *elf_index(struct sym_binary *b, struct oob_err *err)
 {
-	struct sym_binary *b;
+	const char *path = b->path;
 	struct sym_cands c = {0};
 	GElf_Ehdr eh;
 
-	pthread_once(&elf_once, elf_init);
-	b = sym_bin_alloc(path);
-	if (elf_open_file(b, err) < 0)
-		goto fail;
 	if (!gelf_getehdr(b->elf, &eh)) {
 		oob_err_set(err, -EINVAL, "%s: ELF header: %s", path, elf_errmsg(-1));
 		goto fail;
@@ -355,6 +352,88 @@ struct sym_binary *sym_binary_open(const char *path, struct oob_err *err)
 	sym_tab_build(b, &c);
 	free(c.v);
 	return b;
+fail:
+	sym_binary_free(b);
+	return NULL;
+}
+
+struct sym_binary *sym_binary_open(const char *path, struct oob_err *err)
+{
+	pthread_once(&elf_once, elf_init);
+	struct sym_binary *b = sym_bin_alloc(path);
+	if (elf_open_file(b, err) < 0) {
+		sym_binary_free(b);
+		return NULL;
+	}
+	return elf_index(b, err);
+}
+
+/* The link-time value of the symbol called name in b's .symtab, 0 if none. */
+static uint64_t symtab_value(const struct sym_binary *b, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(b->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *n;
+			if (gelf_getsym(d, (int)i, &s) &&
+			    (n = elf_strptr(b->elf, sh.sh_link, s.st_name)) && !strcmp(n, name))
+				return s.st_value;
+		}
+	}
+	return 0;
+}
+
+/* Copies [lo, hi) of outer's file image as loaded (any PT_LOAD: the
+ * binary's own segments are its executable ones only); 0 if not all there. */
+static int load_bytes(const struct sym_binary *outer, uint64_t lo, uint64_t hi, unsigned char *buf)
+{
+	size_t n;
+	if (elf_getphdrnum(outer->elf, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(outer->elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    lo < ph.p_vaddr || hi - ph.p_vaddr > ph.p_filesz ||
+		    ph.p_offset + ph.p_filesz > outer->image_size)
+			continue;
+		memcpy(buf, outer->image + ph.p_offset + (lo - ph.p_vaddr), hi - lo);
+		return 1;
+	}
+	return 0;
+}
+
+struct sym_binary *sym_binary_open_embedded(const struct sym_binary *outer, const char *start,
+					    const char *end, struct oob_err *err)
+{
+	if (!outer->elf)
+		return NULL;
+	uint64_t lo = symtab_value(outer, start), hi = symtab_value(outer, end);
+	if (!lo || hi <= lo || hi - lo > (64u << 20))
+		return NULL;
+	pthread_once(&elf_once, elf_init);
+	char *path = oob_xmalloc(strlen(outer->path) + strlen(start) + 2);
+	sprintf(path, "%s:%s", outer->path, start);
+	struct sym_binary *b = sym_bin_alloc(path);
+	free(path);
+	b->own_image = oob_xmalloc(hi - lo);
+	if (!load_bytes(outer, lo, hi, b->own_image)) {
+		oob_err_set(err, -EINVAL, "%s: %s..%s is not in the file", outer->path, start, end);
+		goto fail;
+	}
+	b->elf = elf_memory((char *)b->own_image, hi - lo);
+	if (!b->elf || elf_kind(b->elf) != ELF_K_ELF || gelf_getclass(b->elf) == ELFCLASSNONE) {
+		oob_err_set(err, -EINVAL, "%s: not an ELF image", b->path);
+		goto fail;
+	}
+	b->image = b->own_image;
+	b->image_size = hi - lo;
+	return elf_index(b, err);
 fail:
 	sym_binary_free(b);
 	return NULL;

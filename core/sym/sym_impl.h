@@ -76,6 +76,7 @@ struct sym_binary {
 	Dwarf *dw; /* NULL without usable DWARF */
 	const unsigned char *image;
 	size_t image_size;
+	unsigned char *own_image; /* an embedded ELF's bytes (malloc'ed), or NULL */
 	struct sym_seg *segs;
 	size_t nsegs;
 

@@ -41,6 +41,7 @@ void sym_binary_free(struct sym_binary *b)
 		elf_end(b->elf);
 	if (b->fd >= 0)
 		close(b->fd);
+	free(b->own_image);
 	pthread_mutex_destroy(&b->dw_lock);
 	free(b->segs);
 	free(b->funcs);

@@ -88,6 +88,10 @@ struct task {
 	size_t nexecs, cap_execs;
 	uint64_t *satps; /* address spaces its user code ran in, in order seen */
 	size_t nsatps, cap_satps;
+	/* signals in full-system traces (RECONSTRUCTION.md 3.5), since the last
+	 * return to user: frames the kernel set up, rt_sigreturn ran */
+	uint32_t sig_frames;
+	int sig_return;
 };
 
 struct proc_hooks {

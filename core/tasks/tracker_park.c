@@ -246,6 +246,12 @@ static void park_swap(struct pktracker *p, struct tracker_hart *h, size_t c)
 	OOB_DEBUG("park: hart %u: not " TASK_FMT " but " TASK_FMT " resumed", h->id, TASK_ARGS(t),
 		  TASK_ARGS(n));
 	r->svc->close_all(r, h);
+	/* what the kernel did for signals in this stay, it did for the task
+	 * that runs (recon_signal_xret reads it at the return to user) */
+	n->sig_frames = t->sig_frames;
+	n->sig_return = t->sig_return;
+	t->sig_frames = 0;
+	t->sig_return = 0;
 	park_restore(rs, &t->stk);
 	park_put(&p->park, t, h->id);
 	park_take(&p->park, n);
@@ -329,14 +335,56 @@ static uint64_t call_target(const struct task *t, uint64_t ret)
 
 enum { FIT_NO, FIT_LIKELY, FIT_EXACT };
 
+/* 1 if frame f is code of the lower half (a user function, or a named
+ * frame that is no marker: [sigreturn]). */
+static int user_frame(const struct tracker_run *r, const struct stack_entry *e)
+{
+	const struct frame *f = &r->frames.v[e->frame];
+	return !e->marker && (f->name || f->space != 0);
+}
+
+/* The marker of t's last entry into the kernel from user code: the topmost
+ * one right above a user frame (a signal handler runs in a segment above
+ * its signal's marker); with sigret (rt_sigreturn ran in this kernel stay),
+ * the one below it: the context the signal interrupted comes back. */
+static int64_t entry_marker(const struct tracker_run *r, const struct task *t, int sigret)
+{
+	int64_t last = -1, prev = -1;
+	for (uint32_t k = 1; k < t->stk.n; k++)
+		if (t->stk.v[k].marker && t->stk.v[k].marker != IDS_MARK_ROOT &&
+		    user_frame(r, &t->stk.v[k - 1])) {
+			prev = last;
+			last = k;
+		}
+	if (last < 0)
+		return sigret ? -1 : proc_user_marker(&t->stk);
+	return sigret ? prev : last;
+}
+
+/* 1 if pc is a function entry in the binary of the frame below marker m:
+ * the handler of a signal delivered to t. */
+static int handler_fits(const struct tracker_run *r, const struct task *t, int64_t m, uint64_t pc)
+{
+	const struct code_block *nb = code_block_at(t->ucs, pc);
+	if (m < 1 || nb->func == FRAME_NONE || nb->start != nb->entry)
+		return 0;
+	const struct sym_mapping *a = sym_space_find(r->syms[t->ucs->id], pc);
+	const struct sym_mapping *b =
+	    sym_space_find(r->syms[t->ucs->id], r->frames.v[t->stk.v[m - 1].frame].addr);
+	return a && b && a->bin == b->bin;
+}
+
 /* How well t's return to user space at pc fits what the trace showed:
  * exactly (where it trapped, the target of the call it was making, a
  * program's entry after its exec), likely (into the function it trapped
  * from, or a function entry, when the trap came after a jump), or not. */
-static int user_fits(const struct tracker_run *r, const struct task *t, uint64_t pc)
+static int user_fits(const struct tracker_run *r, const struct task *t, uint64_t pc,
+		     const struct task *run)
 {
 	struct code_block *nb = code_block_at(t->ucs, pc);
-	int64_t m = proc_user_marker(&t->stk);
+	int64_t m = entry_marker(r, t, run->sig_return);
+	if (run->sig_frames && !t->exec_pending) /* a signal delivered: its handler's entry */
+		return handler_fits(r, t, m, pc) ? FIT_EXACT : FIT_NO;
 	if (t->exec_pending) /* a program whose ELF is not given starts anywhere */
 		return exec_entry(r, pc)			  ? FIT_EXACT
 		       : !sym_space_find(r->syms[t->ucs->id], pc) ? FIT_LIKELY
@@ -398,12 +446,12 @@ static struct code_block *park_user(struct tracker *tr, struct tracker_hart *h,
 	struct pkhart *x = ph(p, h);
 	struct park_resume *rs = &x->res;
 	sync_popped(x, h);
-	int fit = rs->active ? user_fits(r, h->task, nb->start) : FIT_EXACT;
+	int fit = rs->active ? user_fits(r, h->task, nb->start, h->task) : FIT_EXACT;
 	size_t best = SIZE_MAX;
 	for (size_t c = 0; c < rs->ncands && fit < FIT_EXACT; c++) {
 		int f;
 		if (parked(&p->park, rs->cands[c]) && park_same_popped(rs, rs->cands[c]) &&
-		    (f = user_fits(r, rs->cands[c], nb->start)) > fit) {
+		    (f = user_fits(r, rs->cands[c], nb->start, h->task)) > fit) {
 			fit = f;
 			best = c;
 		}

@@ -4,7 +4,7 @@
 # (tinyconfig + tests/fixtures/linux/kernel.config) twice: as it is (on QEMU
 # 7.2 it picks Sv57 paging) and forced to Sv39 (linux-force-sv39.patch +
 # sv39.config: the addresses FireSim's cores give). Its built-in initramfs
-# holds a static /init that forks and execs three static workloads, each
+# holds a static /init that forks and execs the static workloads, each
 # linked at its own text address, and powers off (tests/fixtures/linux/*.c).
 # Each kernel is booted once under qemu-system-riscv64 -M virt with OpenSBI,
 # deterministically (-icount), with the tracing plugin tests/tools/oobtrace.c;
@@ -16,6 +16,7 @@
 # OUTDIR/linux/ gets:
 #   init calls sort syscalls    the user binaries (static, -g; text at 0x10000,
 #                               0x1000000, 0x2000000, 0x3000000)
+#   signals                     a user binary too, text at 0x4000000 (signals.c)
 #   VARIANT/vmlinux             the kernel ELF, with DWARF (VARIANT: sv57, sv39; smp2
 #                               is the Sv39 kernel on two harts)
 #   VARIANT/Image               what QEMU boots
@@ -63,6 +64,8 @@ PLUGIN=$1/progs/oobtrace.so
 RECIPE=1
 # name:text address. Distinct addresses: a pc alone tells which binary ran it.
 USER_PROGS="init:0x10000 calls:0x1000000 sort:0x2000000 syscalls:0x3000000"
+# signals.c keeps its ground truth with the non-local programs' headers
+USER_PROGS="$USER_PROGS signals:0x4000000"
 USER_CFLAGS="-g -O2 -Wall -Wextra -Werror -static"
 # Fixed build identity: the kernel's banner and initramfs do not depend on
 # when or where it was built.
@@ -110,6 +113,7 @@ ukey=$({
 		cat "$fix/${p%%:*}.c"
 	done
 	cat "$fix/initramfs.list"
+	cat "$fix/../progs/calls.h" "$fix/../progs/nonlocal/nl.h"
 } | sha256sum | cut -c1-16)
 
 if [ -n "${OOB_CACHE:-}" ]; then

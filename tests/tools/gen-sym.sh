@@ -4,6 +4,7 @@
 #   OUTDIR/sym/cti         tests/fixtures/sym/cti.S linked at 0x10000, no build-id
 #   OUTDIR/sym/recon       recon.S: the functions of tests/unit/test_recon.c's rows
 #   OUTDIR/sym/recon-kernel  recon-kernel.S linked in the upper half (its __switch_to)
+#   OUTDIR/sym/embed  embed.S: OUTDIR/sym/recon inside, between vdso_start and vdso_end
 #   OUTDIR/sym/recon-go    recon-go.S: Go's stack switches for test_recon.c's Go rows
 #   OUTDIR/sym/pie         pie.c, RISC-V, -g -O2 -fPIE -pie (dynamic)
 #   OUTDIR/sym/pie-host    pie.c for the host (x86-64 here), -g -O2 -fPIE -pie
@@ -97,6 +98,8 @@ if command -v "$CC" >/dev/null 2>&1; then
 			"$out/rv32-sample.S"
 	build "$out/cti" "$CC" -nostdlib -static -Wl,--build-id=none -- "$fix/cti.S"
 	build "$out/recon" "$CC" -nostdlib -static -Wl,--build-id=none -- "$fix/recon.S"
+	[ "$out/embed" -ot "$out/recon" ] && rm -f "$out/embed"
+	build "$out/embed" "$CC" -nostdlib -static -Wl,--build-id=none -Wa,-I"$out" -- "$fix/embed.S"
 	build "$out/recon-kernel" "$CC" -nostdlib -static -Wl,--build-id=none \
 		-Wl,-Ttext=0xffffffff80000000 -- "$fix/recon-kernel.S"
 	build "$out/recon-go" "$CC" -nostdlib -static -Wl,--build-id=none -- "$fix/recon-go.S"

@@ -25,6 +25,8 @@
 #define LI_A7_139 0x08b00893u	  /* li a7, 139 (rt_sigreturn) */
 #define ECALL	  0x00000073u
 
+#define MAXRECS 32 /* records of a row */
+
 /* One record: function and offset, or an absolute pc (fn NULL) with bits. */
 struct rec {
 	const char *fn;
@@ -34,14 +36,14 @@ struct rec {
 
 struct row {
 	const char *name;
-	struct rec recs[24];
-	const char *events;  /* sideband events (JSON Lines), or NULL */
-	const char *want[8]; /* folded stacks, sorted */
-	int kernel;	     /* give recon-kernel.S's ELF too */
-	int go;		     /* recon-go.S's ELF instead of recon.S's */
-	int pconly;	     /* the trace has pcs only (no instruction bits) */
-	uint64_t tp[24];     /* registers: a write of tp (x4) by the record, 0: none */
-	uint64_t sp[24];     /* a write of sp (x2) by the record, 0: none (3.6) */
+	struct rec recs[MAXRECS];
+	const char *events;   /* sideband events (JSON Lines), or NULL */
+	const char *want[8];  /* folded stacks, sorted */
+	int kernel;	      /* give recon-kernel.S's ELF too */
+	int go;		      /* recon-go.S's ELF instead of recon.S's */
+	int pconly;	      /* the trace has pcs only (no instruction bits) */
+	uint64_t tp[MAXRECS]; /* registers: a write of tp (x4) by the record, 0: none */
+	uint64_t sp[MAXRECS]; /* a write of sp (x2) by the record, 0: none (3.6) */
 	enum recon_nonlocal nl;
 	uint64_t calls, returns, tail_calls, repairs_unwind, returns_above, swaps, traps,
 	    trap_returns, switch_new_tasks, switch_resumes, longjmps, ambiguous, eh_landings,
@@ -291,6 +293,61 @@ static const struct row rows[] = {
      .returns = 1,
      .traps = 1,
      .trap_returns = 1},
+    {"a signal in a full-system trace: delivered at a system call's return, restarted",
+     {{"sigmain", 0, 0},	   {"sigmain", 4, 0},		{"handle_exception", 0, 0},
+      {"handle_exception", 20, 0}, {"signal_setup_done", 0, 0}, {"handle_exception", 24, 0},
+      {"handler", 0, 0},	   {"handler", 4, 0},		{NULL, TRAMP, LI_A7_139},
+      {NULL, TRAMP + 4, ECALL},	   {"handle_exception", 0, 0},	{"handle_exception", 4, 0},
+      {"handle_exception", 8, 0},  {"sys_rt_sigreturn", 0, 0},	{"handle_exception", 12, 0},
+      {"handle_exception", 16, 0}, {"sigmain", 4, 0},		{"handle_exception", 0, 0},
+      {"handle_exception", 4, 0},  {"handle_exception", 28, 0}, {"sigmain", 8, 0},
+      {"sigmain", 12, 0}},
+     NULL,
+     /* the kernel set a signal frame up (signal_setup_done): its sret lands
+      * on the handler, above the ecall's marker, not in sigmain's place;
+      * rt_sigreturn's sret pops the trampoline's trap and the signal's, and
+      * lands on the ecall again (the system call restarts): a plain one */
+     {"? [task 0];sigmain 5", "? [task 0];sigmain;[trap: ecall];[sigreturn] 2",
+      "? [task 0];sigmain;[trap: ecall];[sigreturn];[trap: ecall];handle_exception 5",
+      "? [task 0];sigmain;[trap: ecall];[sigreturn];[trap: ecall];handle_exception;"
+      "sys_rt_sigreturn 1",
+      "? [task 0];sigmain;[trap: ecall];handle_exception 6",
+      "? [task 0];sigmain;[trap: ecall];handle_exception;signal_setup_done 1",
+      "? [task 0];sigmain;[trap: ecall];handler 2"},
+     .kernel = 1,
+     .calls = 2,
+     .returns = 3,
+     .traps = 3,
+     .trap_returns = 3},
+    {"a signal in a full-system trace delivered as rt_sigreturn returns",
+     {{"sigmain", 0, 0},	   {"sigmain", 4, 0},		{"handle_exception", 0, 0},
+      {"handle_exception", 20, 0}, {"signal_setup_done", 0, 0}, {"handle_exception", 24, 0},
+      {"handler", 0, 0},	   {"handler", 4, 0},		{NULL, TRAMP, LI_A7_139},
+      {NULL, TRAMP + 4, ECALL},	   {"handle_exception", 0, 0},	{"handle_exception", 4, 0},
+      {"handle_exception", 8, 0},  {"sys_rt_sigreturn", 0, 0},	{"handle_exception", 12, 0},
+      {"handle_exception", 20, 0}, {"signal_setup_done", 0, 0}, {"handle_exception", 24, 0},
+      {"handler", 0, 0},	   {"handler", 4, 0},		{NULL, TRAMP, LI_A7_139},
+      {NULL, TRAMP + 4, ECALL},	   {"handle_exception", 0, 0},	{"handle_exception", 4, 0},
+      {"handle_exception", 8, 0},  {"sys_rt_sigreturn", 0, 0},	{"handle_exception", 12, 0},
+      {"handle_exception", 16, 0}, {"sigmain", 8, 0},		{"sigmain", 12, 0}},
+     NULL,
+     /* the context rt_sigreturn restored is where the first signal came:
+      * the second handler runs above the same marker, never nested on the
+      * first's trampoline, and its rt_sigreturn returns there */
+     {"? [task 0];sigmain 4", "? [task 0];sigmain;[trap: ecall];[sigreturn] 4",
+      "? [task 0];sigmain;[trap: ecall];[sigreturn];[trap: ecall];handle_exception 11",
+      "? [task 0];sigmain;[trap: ecall];[sigreturn];[trap: ecall];handle_exception;"
+      "signal_setup_done 1",
+      "? [task 0];sigmain;[trap: ecall];[sigreturn];[trap: ecall];handle_exception;"
+      "sys_rt_sigreturn 2",
+      "? [task 0];sigmain;[trap: ecall];handle_exception 3",
+      "? [task 0];sigmain;[trap: ecall];handle_exception;signal_setup_done 1",
+      "? [task 0];sigmain;[trap: ecall];handler 4"},
+     .kernel = 1,
+     .calls = 4,
+     .returns = 6,
+     .traps = 3,
+     .trap_returns = 3},
     {"a handler's callee returns into the sigreturn trampoline",
      {{"sigmain", 0, 0},
       {"sigmain", 4, 0},
@@ -592,10 +649,10 @@ static void run_row(void)
 	struct sym_binary *bins[2] = {NULL, NULL};
 	for (size_t k = 0; k < ne; k++)
 		bins[k] = e[k].path ? sym_binary_open(e[k].path, &err) : NULL;
-	uint64_t pc[24];
-	uint32_t insn[24];
+	uint64_t pc[MAXRECS];
+	uint32_t insn[MAXRECS];
 	uint32_t n = 0;
-	for (; n < 24 && (w->recs[n].fn || w->recs[n].off); n++) {
+	for (; n < MAXRECS && (w->recs[n].fn || w->recs[n].off); n++) {
 		const struct rec *c = &w->recs[n];
 		uint64_t at = c->fn ? func_at(bins, ne, c->fn) : 0;
 		pc[n] = at + c->off;
@@ -605,7 +662,7 @@ static void run_row(void)
 	}
 	for (size_t k = 0; k < ne; k++)
 		sym_binary_free(bins[k]);
-	CHECK(n <= 24);
+	CHECK(n <= MAXRECS);
 	const char *evp = NULL;
 	if (w->events) {
 		evp = oobtest_out("recon", "events.jsonl");
@@ -617,7 +674,7 @@ static void run_row(void)
 	struct recon_opts o = {.elfs = e, .nelfs = ne, .events_path = evp, .nonlocal = w->nl};
 	struct recon *r = recon_new(&o, &err);
 	CHECK(r);
-	struct trace_extra x[48];
+	struct trace_extra x[2 * MAXRECS];
 	uint32_t nx = 0;
 	for (uint32_t k = 0; k < n; k++) { /* sorted by record */
 		if (w->sp[k])

@@ -987,6 +987,36 @@ static char *write_tmp(const char *content, size_t n)
 	return path;
 }
 
+/* An ELF image inside another (a kernel's vDSO): its functions and bytes
+ * are those of the inner file opened on its own, and stay when the outer
+ * one is freed; a binary without the symbols has none. */
+static void test_embedded(void)
+{
+	const char *outer = oobtest_gen("sym/embed"), *inner = oobtest_gen("sym/recon");
+	struct oob_err err = {0};
+	uint32_t a = 0, b = 1;
+
+	if (!outer || !inner)
+		SKIP("sym/embed or sym/recon absent (gen-sym)");
+	struct sym_binary *bo = open_or_null(outer), *bi = open_or_null(inner);
+	struct sym_binary *be =
+	    bo ? sym_binary_open_embedded(bo, "vdso_start", "vdso_end", &err) : NULL;
+	struct sym_binary *none =
+	    bi ? sym_binary_open_embedded(bi, "vdso_start", "vdso_end", &err) : NULL;
+	sym_binary_free(bo);
+	uint64_t e = bi ? sym_binary_find_func(bi, "handler") : 0;
+	int ok = be && bi && !none && !err.code && e &&
+		 sym_binary_nfuncs(be) == sym_binary_nfuncs(bi) &&
+		 sym_binary_find_func(be, "sigmain") == sym_binary_find_func(bi, "sigmain") &&
+		 sym_binary_find_func(be, "handler") == e && sym_binary_read(be, e, &a, 4) == 4 &&
+		 sym_binary_read(bi, e, &b, 4) == 4 && a == b &&
+		 strstr(sym_binary_path(be), "embed:vdso_start");
+	sym_binary_free(be);
+	sym_binary_free(bi);
+	sym_binary_free(none);
+	CHECK(ok);
+}
+
 static void test_perfmap(void)
 {
 	static const char map[] = "7f0000001000 40 py::main:/app/x.py\n"
@@ -1420,6 +1450,7 @@ int main(void)
 	RUN(test_plt);
 	RUN(test_labels);
 	RUN(test_space);
+	RUN(test_embedded);
 	RUN(test_perfmap);
 	RUN(test_perfmap_errors);
 	RUN(test_corrupt);
