@@ -135,6 +135,7 @@ static int parse_opt(struct cli *c, int opt, char *val)
 {
 	struct trace_opts *t = &c->ro.trace;
 	unsigned u;
+	uint64_t u64;
 	enum oob_log_level lvl;
 	switch (opt) {
 	case OPT_FORMAT:
@@ -211,6 +212,12 @@ static int parse_opt(struct cli *c, int opt, char *val)
 		return 0;
 	case OPT_NAME:
 		c->name = val;
+		return 0;
+	case OPT_PID:
+	case OPT_TASK: /* a pid, or the name of a task without one ("waits [task 21]") */
+		c->task_name = val;
+		if (parse_u64(val, &u64) == 0 && u64 <= INT32_MAX)
+			c->pid = (int64_t)u64;
 		return 0;
 	case OPT_WINDOW:
 	case OPT_INDEX_EVERY:
@@ -340,8 +347,9 @@ int main(int argc, char **argv)
 		    {"stats", cli_cmd_stats},	    {"processes", cli_cmd_processes},
 		    {"convert", cli_cmd_convert},   {"export", cli_cmd_export},
 		    {"timeline", cli_cmd_timeline}, {"flamegraph", cli_cmd_flamegraph},
-		    {"diff", cli_cmd_diff}};
-	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO, .max_events = 5000000};
+		    {"diff", cli_cmd_diff},	    {"offcpu", cli_cmd_offcpu},
+		    {"path", cli_cmd_path}};
+	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO, .max_events = 5000000, .pid = -1};
 	if (argc < 2) {
 		cli_usage(stderr, NULL);
 		return 2;

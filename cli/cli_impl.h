@@ -37,8 +37,10 @@ struct cli {
 	const char *gotrace;
 	int have_go_clock;
 	double go_hz, go_offset;
-	uint64_t top_n; /* top -n: 0 = all */
-	unsigned width; /* flamegraph --width: 0 = the default */
+	uint64_t top_n;	       /* top -n: 0 = all */
+	unsigned width;	       /* flamegraph --width: 0 = the default */
+	int64_t pid;	       /* offcpu --pid, path --task: -1 = none or a name */
+	const char *task_name; /* ... as given */
 };
 
 /* Prints "oobprof: OPT: bad value 'VAL'" on stderr; returns -EINVAL. */
@@ -59,5 +61,7 @@ int cli_cmd_export(struct cli *c, int argc, char **argv);
 int cli_cmd_timeline(struct cli *c, int argc, char **argv);
 int cli_cmd_flamegraph(struct cli *c, int argc, char **argv);
 int cli_cmd_diff(struct cli *c, int argc, char **argv);
+int cli_cmd_offcpu(struct cli *c, int argc, char **argv);
+int cli_cmd_path(struct cli *c, int argc, char **argv);
 
 #endif

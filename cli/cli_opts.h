@@ -22,12 +22,14 @@ enum cli_cmd_bit {
 	CLI_EXPORT = 1u << 6,
 	CLI_FLAMEGRAPH = 1u << 7,
 	CLI_DIFF = 1u << 8,
+	CLI_OFFCPU = 1u << 9,
+	CLI_PATH = 1u << 10,
 };
 
 /* Every command that reconstructs stacks from traces. */
 #define CLI_RECON                                                                                  \
 	(CLI_FOLD | CLI_TOP | CLI_STATS | CLI_PROCESSES | CLI_TIMELINE | CLI_EXPORT |              \
-	 CLI_FLAMEGRAPH | CLI_DIFF)
+	 CLI_FLAMEGRAPH | CLI_DIFF | CLI_OFFCPU | CLI_PATH)
 #define CLI_ALL (CLI_RECON | CLI_CONVERT)
 
 /* Option ids past the short options' characters. */
@@ -66,6 +68,8 @@ enum cli_opt_id {
 	OPT_NO_SEEK,
 	OPT_LZ4,
 	OPT_LZ4_THREADS,
+	OPT_PID,
+	OPT_TASK,
 };
 
 /* The command named name: its bit, or 0 for none. */
