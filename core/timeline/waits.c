@@ -17,7 +17,7 @@ enum role {
 	R_QUEUE,      /* ttwu_queue_wakelist: activated later by the target hart */
 	R_PENDING,    /* sched_ttwu_pending: the target hart activating them */
 	R_IRQ,	      /* an interrupt marker or the kernel's interrupt entry */
-	R_WAKEFN,     /* a function that wakes one kind of sleeper (pairs below) */
+	R_NEWTASK,    /* wake_up_new_task: a forked task's first activation */
 };
 
 static const struct {
@@ -30,6 +30,7 @@ static const struct {
     {"ttwu_do_activate", R_ACTIVATE},
     {"ttwu_queue_wakelist", R_QUEUE},
     {"sched_ttwu_pending", R_PENDING},
+    {"wake_up_new_task", R_NEWTASK},
     /* pc-only traces show a trap, not its cause: an interrupt is known by
      * the handler the trap entry goes to */
     {"generic_handle_arch_irq", R_IRQ},
@@ -95,7 +96,8 @@ struct wb {
 	size_t nts, cap_ts;
 	struct waits *w;
 	size_t cap_waits, cap_wakes, cap_runs;
-	struct waits_wake *queued; /* remote wakes not activated yet, in order */
+	size_t cap_spawns, spawns_taken; /* spawns before this one were given a task */
+	struct waits_wake *queued;	 /* remote wakes not activated yet, in order */
 	size_t nqueued, cap_queued;
 	size_t *run_of; /* per hart: index of its open run + 1, 0: none */
 };
@@ -310,8 +312,17 @@ static void switch_in(struct wb *b, struct hs *h, unsigned hart, uint32_t task, 
 	struct ts *s = task_get(b, task);
 	struct waits *w = b->w;
 	oob_xgrow((void **)&w->runs, &b->cap_runs, w->nruns + 1, sizeof(*w->runs));
-	w->runs[w->nruns] = (struct waits_run){
-	    .task = task, .hart = hart, .in = t, .out = t, .wait_before = s->wait};
+	w->runs[w->nruns] = (struct waits_run){.task = task,
+					       .hart = hart,
+					       .in = t,
+					       .out = t,
+					       .wait_before = s->wait,
+					       .spawn = WAITS_NONE};
+	if (!s->ran && b->spawns_taken < w->nspawns) {
+		/* a new task's first run: the oldest fork not yet run (RECONSTRUCTION.md 15) */
+		w->runs[w->nruns].spawn = (uint32_t)b->spawns_taken;
+		w->spawns[b->spawns_taken++].wait = (uint32_t)w->nruns;
+	}
 	b->run_of[hart] = ++w->nruns;
 	s->ran = 1;
 	if (s->wait == WAITS_NONE)
@@ -385,6 +396,16 @@ static void on_open(struct wb *b, struct hs *h, const struct recon_event *ev, ui
 		h->ttwu_queued = 1;
 	} else if (r == R_PENDING && !h->pending) {
 		h->pending = ev->depth;
+	} else if (r == R_NEWTASK) {
+		struct waits *w = b->w;
+		oob_xgrow((void **)&w->spawns, &b->cap_spawns, w->nspawns + 1, sizeof(*w->spawns));
+		w->spawns[w->nspawns++] =
+		    (struct waits_wake){.t = t,
+					.at = t,
+					.hart = ev->hart,
+					.waker = h->stk[0],
+					.stack = stack_copy(h->stk, (uint32_t)h->n),
+					.wait = WAITS_NONE};
 	}
 }
 
@@ -553,6 +574,9 @@ void waits_free(struct waits *w)
 		free(w->waits[i].stack.v);
 	for (size_t i = 0; i < w->nwakes; i++)
 		free(w->wakes[i].stack.v);
+	for (size_t i = 0; i < w->nspawns; i++)
+		free(w->spawns[i].stack.v);
+	free(w->spawns);
 	free(w->waits);
 	free(w->wakes);
 	free(w->runs);

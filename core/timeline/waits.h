@@ -10,7 +10,8 @@
  * ttwu_queue_wakelist on another hart). Which task a wake-up woke is not in
  * a pc-only trace: a blocked task's waker is the one activation made between
  * its deactivation and its return that no other wait took; when there are
- * several, the earliest is taken and the wait is counted ambiguous.
+ * several, see match_wakers. A task's first run comes from the oldest
+ * wake_up_new_task not yet followed by one.
  *
  * Times are on the timeline's axis (timeline.h): cycles when the profile has
  * them, else the global record index. Tasks are named by their process frame
@@ -26,7 +27,8 @@
 #include "recon/evlog.h"
 #include "util/oob_err.h"
 
-#define WAITS_NONE UINT32_MAX
+#define WAITS_NONE  UINT32_MAX
+#define WAITS_SPAWN 0x80000000u
 
 /* A stack: frame ids, bottom (the process frame) first. */
 struct waits_stack {
@@ -63,6 +65,7 @@ struct waits_run {
 	unsigned hart;
 	uint64_t in, out;
 	uint32_t wait_before; /* the wait it ended, WAITS_NONE: a preemption or the start */
+	uint32_t spawn;	      /* a first run: the fork (index in waits.spawns) it began from */
 };
 
 struct waits_counts {
@@ -77,6 +80,9 @@ struct waits {
 	size_t nwaits;
 	struct waits_wake *wakes;
 	size_t nwakes;
+	struct waits_wake *spawns; /* wake_up_new_task calls: the forking task and its stack;
+				      .wait is the first run it began (WAITS_NONE: none) */
+	size_t nspawns;
 	struct waits_run *runs; /* per task in time order; tasks in first-run order */
 	size_t nruns;
 	struct waits_counts counts;
@@ -114,7 +120,8 @@ struct waits_step {
 	uint32_t task;
 	unsigned hart;
 	uint64_t from, to;
-	uint32_t wake; /* RUNNING ended by waking the next step's task: that wake */
+	uint32_t wake; /* RUNNING ended by waking the next step's task: that wake, or
+			  WAITS_SPAWN | the fork that made it (waits.spawns) */
 	uint32_t wait; /* RUNNABLE / BLOCKED / INTERRUPT: the wait */
 };
 

@@ -18,6 +18,7 @@ static json_t *stack_json(const struct profile *p, const uint32_t *v, size_t n)
 /* pid and comm of the task whose process frame is f. */
 static void task_json(json_t *j, const struct profile *p, uint32_t f)
 {
+	json_object_set_new(j, "task", json_string(profile_frame(p, f)->name));
 	for (size_t i = 0; i < profile_nprocesses(p); i++) {
 		const struct profile_process *q = profile_process(p, i);
 		if (q->frame != f)
@@ -34,7 +35,7 @@ static void task_json(json_t *j, const struct profile *p, uint32_t f)
 
 static json_t *wake_json(const struct waits *w, const struct profile *p, uint32_t i)
 {
-	const struct waits_wake *k = &w->wakes[i];
+	const struct waits_wake *k = i & WAITS_SPAWN ? &w->spawns[i & ~WAITS_SPAWN] : &w->wakes[i];
 	json_t *j = json_object();
 	task_json(j, p, k->waker);
 	json_object_set_new(j, "hart", json_integer(k->hart));
@@ -193,7 +194,8 @@ static json_t *step_json(const struct waits *w, const struct profile *p, const s
 	if (s->kind == WAITS_RUNNING) {
 		json_object_set_new(j, "stacks", top_stacks(p, weights, top));
 		if (s->wake != WAITS_NONE)
-			json_object_set_new(j, "wakes", wake_json(w, p, s->wake));
+			json_object_set_new(j, s->wake & WAITS_SPAWN ? "forks" : "wakes",
+					    wake_json(w, p, s->wake));
 	} else if (s->wait != WAITS_NONE) {
 		const struct waits_wait *wt = &w->waits[s->wait];
 		json_object_set_new(j, "blocked_at", stack_json(p, wt->stack.v, wt->stack.n));

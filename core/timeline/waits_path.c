@@ -131,8 +131,23 @@ int waits_critical_path(const struct waits *w, uint32_t task, uint64_t from, uin
 			before_wait(w, x, from, out, &cap, &cur, &t, &pending);
 			continue;
 		}
-		if (!at || r.k[at - 1].task != cur)
-			break; /* its first run */
+		if (!at || r.k[at - 1].task != cur) { /* its first run: on to its parent */
+			if (x->spawn == WAITS_NONE)
+				break;
+			const struct waits_wake *k = &w->spawns[x->spawn];
+			step(out, &cap,
+			     (struct waits_step){.kind = WAITS_RUNNABLE,
+						 .task = cur,
+						 .hart = x->hart,
+						 .from = max64(k->t, from),
+						 .to = x->in,
+						 .wake = WAITS_NONE,
+						 .wait = WAITS_NONE});
+			cur = k->waker;
+			t = k->at;
+			pending = WAITS_SPAWN | x->spawn;
+			continue;
+		}
 		const struct waits_run *prev = &w->runs[r.k[at - 1].run];
 		step(out, &cap,
 		     (struct waits_step){.kind = WAITS_RUNNABLE,
