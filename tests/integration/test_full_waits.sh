@@ -3,8 +3,8 @@
 # RECONSTRUCTION.md 15) on the booted Linux of tests/tools/gen-linux.sh, whose
 # /waits workload (tests/fixtures/linux/waits.c) makes waits known by
 # construction: a consumer that blocks in pipe_read once per round until its
-# producer (nice 19, so never preempting it) has run work() and written, and
-# a sleeper that sleeps three times in nanosleep.
+# producer (nice 19, so never preempting it) has run work() and written, then
+# sleeps three times in nanosleep.
 #
 # Ground truth, none of it from oobprof:
 #  - what the guest printed (console.log): the consumer's, producer's and
@@ -68,7 +68,7 @@ def variant(v):
         line("SKIP", v, "all", "no boot")
         return
     con = open(os.path.join(d, "console.log"), errors="replace").read()
-    m = re.search(r"waits: consumer pid (\d+) producer (\d+) rounds (\d+) blocked (\d+)", con)
+    m = re.search(r"waits: pid (\d+) producer (\d+) rounds (\d+) blocked (\d+)", con)
     s = re.search(r"waits: sleeper pid (\d+) naps (\d+)", con)
     if not m or not s:
         line("SKIP", v, "all", "the boot has no /waits output")
@@ -89,6 +89,13 @@ def variant(v):
     check(v, "counts add up", c["waits"] == len(waits) and
           c["woken_exact"] + c["woken_ambiguous"] + c["no_waker"] + c["unended"] == c["waits"],
           json.dumps(c))
+    if v == "smp2":
+        # Two harts without -icount: instret is per hart (not the record
+        # index), wakes go through the other hart's wake list, and the
+        # tracker's task identities are weaker (test_full_qemu): the figures
+        # above are what there is to report.
+        line("SKIP", v, "waits against the guest", "two harts: instret brackets are per hart")
+        return
 
     def has(stack, f):
         return any(x == f or x.startswith(f + " (") for x in stack)
@@ -124,8 +131,11 @@ def variant(v):
          "the task tracker gave them to %s" % sorted(ptask))
     check(v, "the consumer's wakers are exact", all(w["exact"] for w in cons),
           str([w["exact"] for w in cons]))
-    # the sleeper: woken by the timer, from an interrupt
-    sl = [w for w in waits if w["pid"] == spid and has(w["stack"], "do_nanosleep")]
+    # the sleeper (the consumer, after the ping-pong): woken by the timer,
+    # from an interrupt
+    sl = [w for w in waits if has(w["stack"], "nap") and has(w["stack"], "do_nanosleep")]
+    check(v, "the sleeper is the consumer", spid == cpid and {w["task"] for w in sl} <= tasks,
+          "guest pids %d and %d, tasks %s" % (spid, cpid, sorted({w["task"] for w in sl})))
     check(v, "the sleeper blocks in nanosleep once per nap", len(sl) == naps,
           "%d waits, %d naps" % (len(sl), naps))
     check(v, "the sleeper's waker is the timer interrupt (hrtimer_wakeup)",
@@ -177,6 +187,6 @@ def variant(v):
          "%d on the path, %d in the histogram%s" % (got, truth, "" if len(ptask) == 1 else
                                                     "; the path follows the tasks the tracker made"))
 
-for v in ("sv57", "sv39"):
+for v in ("sv57", "sv39", "smp2"):
     variant(v)
 PY
