@@ -135,7 +135,6 @@ static int parse_opt(struct cli *c, int opt, char *val)
 {
 	struct trace_opts *t = &c->ro.trace;
 	unsigned u;
-	uint64_t u64;
 	enum oob_log_level lvl;
 	switch (opt) {
 	case OPT_FORMAT:
@@ -216,8 +215,6 @@ static int parse_opt(struct cli *c, int opt, char *val)
 	case OPT_PID:
 	case OPT_TASK: /* a pid, or the name of a task without one ("waits [task 21]") */
 		c->task_name = val;
-		if (parse_u64(val, &u64) == 0 && u64 <= INT32_MAX)
-			c->pid = (int64_t)u64;
 		return 0;
 	case OPT_WINDOW:
 	case OPT_INDEX_EVERY:
@@ -349,7 +346,7 @@ int main(int argc, char **argv)
 		    {"timeline", cli_cmd_timeline}, {"flamegraph", cli_cmd_flamegraph},
 		    {"diff", cli_cmd_diff},	    {"offcpu", cli_cmd_offcpu},
 		    {"path", cli_cmd_path}};
-	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO, .max_events = 5000000, .pid = -1};
+	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO, .max_events = 5000000};
 	if (argc < 2) {
 		cli_usage(stderr, NULL);
 		return 2;

@@ -643,11 +643,7 @@ static int task_of(const struct cli *c, const struct profile *p, const char *cmd
 	*task = WAITS_NONE;
 	if (!c->task_name)
 		return 0;
-	if (c->pid >= 0)
-		*task = waits_task_of_pid(p, c->pid);
-	for (size_t i = 0; i < profile_nprocesses(p) && *task == WAITS_NONE; i++)
-		if (!strcmp(profile_frame(p, profile_process(p, i)->frame)->name, c->task_name))
-			*task = profile_process(p, i)->frame;
+	*task = waits_task_named(p, c->task_name);
 	if (*task == WAITS_NONE) {
 		fprintf(stderr,
 			"oobprof %s: no task %s in this run ('oobprof processes' lists "

@@ -39,8 +39,7 @@ struct cli {
 	double go_hz, go_offset;
 	uint64_t top_n;	       /* top -n: 0 = all */
 	unsigned width;	       /* flamegraph --width: 0 = the default */
-	int64_t pid;	       /* offcpu --pid, path --task: -1 = none or a name */
-	const char *task_name; /* ... as given */
+	const char *task_name; /* offcpu --pid, path --task: a pid or a task's name */
 };
 
 /* Prints "oobprof: OPT: bad value 'VAL'" on stderr; returns -EINVAL. */

@@ -591,6 +591,17 @@ uint32_t waits_task_of_pid(const struct profile *p, int64_t pid)
 	return WAITS_NONE;
 }
 
+uint32_t waits_task_named(const struct profile *p, const char *s)
+{
+	char *end;
+	long long pid = strtoll(s, &end, 10);
+	uint32_t f = *s && !*end && pid >= 0 ? waits_task_of_pid(p, pid) : WAITS_NONE;
+	for (size_t i = 0; i < profile_nprocesses(p) && f == WAITS_NONE; i++)
+		if (!strcmp(profile_frame(p, profile_process(p, i)->frame)->name, s))
+			f = profile_process(p, i)->frame;
+	return f;
+}
+
 /* ---- the off-CPU profile ---- */
 
 static uint32_t child_node(struct oob_map *child, struct profile_node **nodes, size_t *n,

@@ -97,6 +97,9 @@ void waits_free(struct waits *w);
 
 /* The process frame of pid in p, or WAITS_NONE. */
 uint32_t waits_task_of_pid(const struct profile *p, int64_t pid);
+/* The process frame named by s: a pid ("23"), or the name of a task's root
+ * frame for a task without one ("waits [task 21]"); WAITS_NONE if none. */
+uint32_t waits_task_named(const struct profile *p, const char *s);
 
 /*
  * The off-CPU profile: the stacks at the blocks (those of task, or all with
