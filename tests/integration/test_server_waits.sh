@@ -32,7 +32,7 @@ E="--elf $V/vmlinux --elf $L/init --elf $L/waits"
 # shellcheck disable=SC2086
 "$OOB_BUILDDIR/oobprof" offcpu --json $E "$V/boot.oobt" >"$W/cli.json" 2>/dev/null
 task=$(jq_py "$W/cli.json" '[w["task"] if w["pid"] is None else str(w["pid"]) for w in j["waits"] if any(f.startswith("consume") for f in w["stack"])][0]')
-win=$(sed -n 's/^waits: read \([0-9]*\) instret \([0-9]*\) \([0-9]*\)$/\2 \3/p' "$V/console.log" |
+win=$(tr -d '\r' <"$V/console.log" | sed -n 's/^waits: read \([0-9]*\) instret \([0-9]*\) \([0-9]*\)$/\2 \3/p' |
 	awk 'NR == 1 {a = $1} {b = $2} END {print a ":" b}')
 q=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$task")
 # shellcheck disable=SC2086
@@ -40,12 +40,12 @@ q=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))
 # shellcheck disable=SC2086
 "$OOB_BUILDDIR/oobprof" path --task "$task" --window "$win" $E "$V/boot.oobt" >"$W/cli-path.json" 2>/dev/null
 c1=$(http GET "$SRV_URL/api/v1/jobs/$job/offcpu" "$W/api.json")
-c2=$(http GET "$SRV_URL/api/v1/jobs/$job/offcpu?format=folded&pid=$q" "$W/api.folded")
-c3=$(http GET "$SRV_URL/api/v1/jobs/$job/offcpu?format=flamegraph&pid=$q" "$W/api-flame.json")
+c2=$(http GET "$SRV_URL/api/v1/jobs/$job/offcpu?view=folded&pid=$q" "$W/api.folded")
+c3=$(http GET "$SRV_URL/api/v1/jobs/$job/offcpu?view=flamegraph&pid=$q" "$W/api-flame.json")
 c4=$(http GET "$SRV_URL/api/v1/jobs/$job/path?task=$q&from=${win%:*}&to=${win#*:}" "$W/api-path.json")
 c5=$(http GET "$SRV_URL/api/v1/jobs/$job/path" "$W/e1.json")
 c6=$(http GET "$SRV_URL/api/v1/jobs/$job/offcpu?pid=nosuch" "$W/e2.json")
-c7=$(http GET "$SRV_URL/api/v1/jobs/$job/offcpu?format=svg" "$W/e3.json")
+c7=$(http GET "$SRV_URL/api/v1/jobs/$job/offcpu?view=svg" "$W/e3.json")
 srv_stop
 python3 - "$W" "$c1 $c2 $c3 $c4" "$c5 $c6 $c7" <<'PY'
 import json, sys
