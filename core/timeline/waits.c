@@ -14,6 +14,7 @@ enum role {
 	R_DEACTIVATE, /* deactivate_task: the running task leaves its run queue */
 	R_TTWU,	      /* try_to_wake_up */
 	R_ACTIVATE,   /* ttwu_do_activate: the wakee is back on a run queue */
+	R_ACT_TASK,   /* activate_task: the same where ttwu_do_activate is inlined */
 	R_QUEUE,      /* ttwu_queue_wakelist: activated later by the target hart */
 	R_PENDING,    /* sched_ttwu_pending: the target hart activating them */
 	R_IRQ,	      /* an interrupt marker or the kernel's interrupt entry */
@@ -28,6 +29,7 @@ static const struct {
     {"deactivate_task", R_DEACTIVATE},
     {"try_to_wake_up", R_TTWU},
     {"ttwu_do_activate", R_ACTIVATE},
+    {"activate_task", R_ACT_TASK},
     {"ttwu_queue_wakelist", R_QUEUE},
     {"sched_ttwu_pending", R_PENDING},
     {"wake_up_new_task", R_NEWTASK},
@@ -70,6 +72,7 @@ struct hs {
 	uint32_t ttwu;	       /* depth of a try_to_wake_up entered, 0: none */
 	uint64_t ttwu_at;      /* ... when */
 	uint32_t pending;      /* depth of a sched_ttwu_pending entered, 0: none */
+	uint32_t act;	       /* depth of a ttwu_do_activate entered, 0: none */
 	struct waits_stack ttwu_stack;
 	int ttwu_queued;
 	struct waits_stack sched_stack;
@@ -362,7 +365,7 @@ static void switch_out(struct wb *b, struct hs *h, unsigned hart, uint64_t t)
 	free(h->sched_stack.v);
 	free(h->ttwu_stack.v);
 	h->sched_stack = h->ttwu_stack = (struct waits_stack){0};
-	h->sched = h->ttwu = h->pending = 0;
+	h->sched = h->ttwu = h->pending = h->act = 0;
 	h->sched_closed = 0;
 	h->deactivated = h->ttwu_queued = 0;
 }
@@ -390,7 +393,9 @@ static void on_open(struct wb *b, struct hs *h, const struct recon_event *ev, ui
 		h->ttwu_queued = 0;
 		free(h->ttwu_stack.v);
 		h->ttwu_stack = stack_copy(h->stk, (uint32_t)h->n);
-	} else if (r == R_ACTIVATE) {
+	} else if (r == R_ACTIVATE || (r == R_ACT_TASK && !h->act)) {
+		if (r == R_ACTIVATE)
+			h->act = ev->depth;
 		on_activate(b, h, ev->hart, t);
 	} else if (r == R_QUEUE && h->ttwu) {
 		h->ttwu_queued = 1;
@@ -432,6 +437,8 @@ static void on_close(struct wb *b, struct hs *h, const struct recon_event *ev, u
 	}
 	if (h->pending == d)
 		h->pending = 0;
+	if (h->act == d)
+		h->act = 0;
 	if (h->sched == d) /* a return, or the task switched out: the next event says */
 		h->sched_closed = t + 1;
 }

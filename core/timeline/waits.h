@@ -6,12 +6,12 @@
  * A task blocks when its __schedule calls deactivate_task and the task is
  * then switched out (its process frame closes on the hart); the wait ends
  * when it is switched in again. A wake-up is a try_to_wake_up that calls
- * ttwu_do_activate (or a sched_ttwu_pending that does, for a wake queued by
- * ttwu_queue_wakelist on another hart). Which task a wake-up woke is not in
- * a pc-only trace: a blocked task's waker is the one activation made between
- * its deactivation and its return that no other wait took; when there are
- * several, see match_wakers. A task's first run comes from the oldest
- * wake_up_new_task not yet followed by one.
+ * ttwu_do_activate or, inlined, activate_task (or a sched_ttwu_pending that
+ * does, for a wake queued by ttwu_queue_wakelist on another hart). Which
+ * task a wake-up woke is not in a pc-only trace: a blocked task's waker is
+ * the one activation made between its deactivation and its return that no
+ * other wait took; when there are several, see match_wakers. A task's first
+ * run comes from the oldest wake_up_new_task not yet followed by one.
  *
  * Times are on the timeline's axis (timeline.h): cycles when the profile has
  * them, else the global record index. Tasks are named by their process frame
