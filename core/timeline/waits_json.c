@@ -88,17 +88,21 @@ json_t *waits_json(const struct waits *w, const struct profile *p, uint32_t task
 
 /* ---- the stacks of the path's running steps ---- */
 
+/* A hart in the replay: its stack as profile nodes, its last event's time. */
+struct shart {
+	uint32_t *nodes;
+	size_t n, cap;
+	uint64_t t;
+};
+
 struct sreplay {
 	const struct profile *p;
 	int cycles;
 	const struct waits_path *pth;
+	uint64_t lo, hi;	 /* the path's extent: spans outside it are skipped */
 	struct oob_map child;	 /* parent << 32 | frame -> node */
 	struct oob_map *weights; /* per step: node -> weight */
-	struct {
-		uint32_t *nodes;
-		size_t n, cap;
-		uint64_t t;
-	} * hs;
+	struct shart *hs;
 	size_t nhs;
 };
 
@@ -107,6 +111,8 @@ struct sreplay {
 static void credit(struct sreplay *x, unsigned hart, uint32_t task, uint32_t nd, uint64_t t0,
 		   uint64_t t1)
 {
+	if (t1 <= x->lo || t0 >= x->hi)
+		return;
 	for (size_t i = 0; i < x->pth->n; i++) {
 		const struct waits_step *s = &x->pth->v[i];
 		if (s->kind != WAITS_RUNNING || s->task != task || s->hart != hart)
@@ -125,7 +131,7 @@ static int on_stack_event(void *ctx, const struct recon_event *ev)
 		memset(x->hs + x->nhs, 0, (ev->hart + 1 - x->nhs) * sizeof(*x->hs));
 		x->nhs = ev->hart + 1;
 	}
-	__typeof__(x->hs) h = &x->hs[ev->hart];
+	struct shart *h = &x->hs[ev->hart];
 	uint64_t t = x->cycles ? ev->cycle : ev->seq;
 	if (h->n > 1)
 		credit(x, ev->hart, profile_node(x->p, h->nodes[1])->frame, h->nodes[h->n - 1],
@@ -214,7 +220,11 @@ int waits_path_json(struct evlog *log, const struct waits *w, const struct profi
 	int rc = waits_critical_path(w, task, from, to, &pth, err);
 	if (rc < 0)
 		return rc;
-	struct sreplay x = {.p = p, .cycles = w->cycles, .pth = &pth};
+	struct sreplay x = {.p = p, .cycles = w->cycles, .pth = &pth, .lo = UINT64_MAX};
+	for (size_t i = 0; i < pth.n; i++) {
+		x.lo = pth.v[i].from < x.lo ? pth.v[i].from : x.lo;
+		x.hi = pth.v[i].to > x.hi ? pth.v[i].to : x.hi;
+	}
 	size_t nn = profile_nnodes(p);
 	oob_map_init(&x.child, nn * 2);
 	for (size_t i = 1; i < nn; i++) {
