@@ -63,6 +63,8 @@ static const struct api_route routes[] = {
     READ("/api/v1/jobs/{id}/top", api_jobs_top),
     READ("/api/v1/jobs/{id}/processes", api_jobs_processes),
     READ("/api/v1/jobs/{id}/timeline", api_jobs_timeline),
+    READ("/api/v1/jobs/{id}/offcpu", api_jobs_offcpu),
+    READ("/api/v1/jobs/{id}/path", api_jobs_path),
     READ("/api/v1/jobs/{id}/export/speedscope", api_export_get),
     READ("/api/v1/jobs/{id}/export/perfetto", api_export_get),
     READ("/api/v1/jobs/{id}/export/perfetto-json", api_export_get),

@@ -1,5 +1,7 @@
 #include "api_timeline.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +16,8 @@
 #include "timeline/timeline_go.h"
 #include "timeline/timeline_json.h"
 #include "timeline/timeline_lod.h"
+#include "timeline/waits.h"
+#include "timeline/waits_json.h"
 #include "result.h"
 
 static int window_args(struct http_req *r, struct timeline_opts *o, struct oob_err *e)
@@ -287,6 +291,113 @@ int api_timeline_top(struct api_ctx *c, struct http_req *r, int64_t id,
 		http_respond_oob_err(r, &e);
 	}
 	profile_free(w);
+	job_events_put(c, &x);
+	return HTTP_BODY_NONE;
+}
+
+/* ---- off-CPU waits and the critical path (waits.h) ---- */
+
+/* The task a request names (task=, or pid= for offcpu): WAITS_NONE when it
+ * names none; -ENOENT when it names one the run does not have. */
+static int task_arg(struct http_req *r, const struct profile *p, uint32_t *task, struct oob_err *e)
+{
+	const char *s = http_req_arg(r, "task");
+	if (!s)
+		s = http_req_arg(r, "pid");
+	*task = WAITS_NONE;
+	if (!s)
+		return 0;
+	if ((*task = waits_task_named(p, s)) == WAITS_NONE)
+		return oob_err_set(e, -ENOENT,
+				   "no task \"%.60s\" in this job (a pid, or a task's name as in "
+				   "/processes)",
+				   s);
+	return 0;
+}
+
+static int offcpu_view(struct http_req *r, int *fmt, struct oob_err *e)
+{
+	static const char *const names[] = {"json", "flamegraph", "folded"};
+	const char *s = http_req_arg(r, "view");
+	*fmt = 0;
+	for (int i = 0; s && i < 3; i++)
+		if (!strcmp(s, names[i]))
+			*fmt = i + 1;
+	if (s && !*fmt)
+		return oob_err_set(e, -EINVAL,
+				   "view \"%.40s\": expected json, flamegraph or folded", s);
+	*fmt = *fmt ? *fmt - 1 : 0;
+	return 0;
+}
+
+/* folded: the text of profile_write_folded, in memory. */
+static void respond_folded(struct http_req *r, const struct profile *o)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	if (!f || profile_write_folded(o, f, PROFILE_INSNS, 0) < 0 || fclose(f) != 0) {
+		http_respond_error(r, 500, "internal", "cannot write the folded stacks");
+		free(buf);
+		return;
+	}
+	http_respond(r, 200, "text/plain; charset=utf-8", buf, n);
+	free(buf);
+}
+
+int api_jobs_offcpu(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	struct oob_err e = {0};
+	struct job_events x = {0};
+	struct waits *w = NULL;
+	struct profile *o = NULL;
+	uint32_t task;
+	int fmt;
+	if (offcpu_view(r, &fmt, &e) < 0 || job_events_get(c, q->id, &x, &e) < 0 ||
+	    task_arg(r, x.p, &task, &e) < 0 || waits_build(x.log, x.p, &w, &e) < 0 ||
+	    (fmt && !(o = waits_offcpu_profile(w, x.p, task, &e)))) {
+		http_respond_oob_err(r, &e);
+	} else if (fmt == 0) {
+		json_t *j = waits_json(w, x.p, task);
+		json_object_set_new(j, "partial", json_boolean(x.partial));
+		http_respond_json(r, 200, j);
+	} else if (fmt == 1) {
+		struct api_flame_opts fo = {.metric = PROFILE_INSNS,
+					    .max_nodes = API_FLAME_DEFAULT_MAX_NODES};
+		http_respond_json(r, 200, api_flame_build(o, x.partial, &fo));
+	} else {
+		respond_folded(r, o);
+	}
+	profile_free(o);
+	waits_free(w);
+	job_events_put(c, &x);
+	return HTTP_BODY_NONE;
+}
+
+int api_jobs_path(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	struct oob_err e = {0};
+	struct timeline_opts o;
+	struct job_events x = {0};
+	struct waits *w = NULL;
+	uint64_t top = 5;
+	uint32_t task;
+	json_t *j = NULL;
+	if (!http_req_arg(r, "task"))
+		oob_err_set(&e, -EINVAL,
+			    "task is needed: a pid, or a task's name as in /processes");
+	else if (window_args(r, &o, &e) == 0 &&
+		 api_arg_uint("top", http_req_arg(r, "top"), 0, 100, &top, &e) == 0 &&
+		 job_events_get(c, q->id, &x, &e) == 0 && task_arg(r, x.p, &task, &e) == 0 &&
+		 waits_build(x.log, x.p, &w, &e) == 0)
+		waits_path_json(x.log, w, x.p, task, o.from, o.to, (unsigned)top, &j, &e);
+	if (j) {
+		json_object_set_new(j, "partial", json_boolean(x.partial));
+		http_respond_json(r, 200, j);
+	} else {
+		http_respond_oob_err(r, &e);
+	}
+	waits_free(w);
 	job_events_put(c, &x);
 	return HTTP_BODY_NONE;
 }

@@ -21,6 +21,16 @@
  *
  * The Perfetto export (api_export.c) adds the same Go tracks.
  *
+ * GET /api/v1/jobs/{id}/offcpu?view=json|flamegraph|folded&pid=
+ *   Off-CPU waits (core/timeline/waits.h, RECONSTRUCTION.md 15): json (the
+ *   default) every wait with its stack, length and waker, and the counts;
+ *   flamegraph and folded the stacks at the blocks weighted by the time
+ *   blocked. pid (or task): one task, by pid or by its name in /processes.
+ *
+ * GET /api/v1/jobs/{id}/path?task=&from=&to=&top=
+ *   The critical path of a task (a pid or a name) over [from, to): its
+ *   steps latest first, each running one with its top (5) stacks.
+ *
  * GET /api/v1/jobs/{id}/flamegraph?from=&to= (api_jobs.c hands over)
  *   The flame graph of that window only (timeline_profile).
  *
@@ -49,6 +59,8 @@ int api_go_load(struct api_ctx *c, int64_t id, struct api_go *s, struct oob_err 
 void api_go_free(struct api_go *s);
 
 int api_jobs_timeline(struct api_ctx *c, struct http_req *r, struct api_req *q);
+int api_jobs_offcpu(struct api_ctx *c, struct http_req *r, struct api_req *q);
+int api_jobs_path(struct api_ctx *c, struct http_req *r, struct api_req *q);
 
 /* 1 if the request asks for a window (from= or to=). */
 int api_timeline_windowed(struct http_req *r);

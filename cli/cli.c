@@ -131,7 +131,7 @@ static int parse_timeline_opt(struct cli *c, int opt, char *val)
 	}
 }
 
-static int parse_opt(struct cli *c, int opt, char *val)
+static int parse_opt(struct cli *c, unsigned bit, int opt, char *val)
 {
 	struct trace_opts *t = &c->ro.trace;
 	unsigned u;
@@ -212,6 +212,13 @@ static int parse_opt(struct cli *c, int opt, char *val)
 	case OPT_NAME:
 		c->name = val;
 		return 0;
+	case OPT_PID: /* sample: the emulator's; offcpu: a guest task's */
+		if (bit == CLI_SAMPLE)
+			return cli_sample_opt(c, opt, val);
+		/* fall through */
+	case OPT_TASK: /* a pid, or the name of a task without one ("waits [task 21]") */
+		c->task_name = val;
+		return 0;
 	case OPT_WINDOW:
 	case OPT_INDEX_EVERY:
 	case OPT_NO_SEEK:
@@ -222,7 +229,6 @@ static int parse_opt(struct cli *c, int opt, char *val)
 	case OPT_HZ:
 	case OPT_DURATION:
 	case OPT_MAX_SAMPLES:
-	case OPT_PID:
 	case OPT_UNWIND:
 	case OPT_INSTRET:
 	case OPT_TIMEOUT:
@@ -272,7 +278,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		if (!cli_opt_takes(bit, opt))
 			return refuse_opt(
 			    cmd, "no such option for this command:", cli_opt_spelling(opt));
-		if (parse_opt(c, opt, optarg) < 0)
+		if (parse_opt(c, bit, opt, optarg) < 0)
 			return -EINVAL;
 	}
 	if (optind >= argc) {
@@ -349,6 +355,8 @@ int main(int argc, char **argv)
 		    {"convert", cli_cmd_convert},   {"export", cli_cmd_export},
 		    {"timeline", cli_cmd_timeline}, {"flamegraph", cli_cmd_flamegraph},
 		    {"diff", cli_cmd_diff},	    {"sample", cli_cmd_sample}};
+		    {"diff", cli_cmd_diff},	    {"offcpu", cli_cmd_offcpu},
+		    {"path", cli_cmd_path}};
 	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO, .max_events = 5000000};
 	if (argc < 2) {
 		cli_usage(stderr, NULL);

@@ -1,6 +1,7 @@
 /*
  * cli_cmds: the oobprof commands over a reconstruction: fold, top, stats,
- * processes, convert, export and timeline (usage and options in cli.c).
+ * processes, convert, export, timeline, offcpu and path (usage and options in
+ * cli.c).
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -25,6 +26,8 @@
 #include "timeline/timeline.h"
 #include "timeline/timeline_go.h"
 #include "timeline/timeline_json.h"
+#include "timeline/waits.h"
+#include "timeline/waits_json.h"
 #include "trace/trace.h"
 #include "trace/trace_write.h"
 
@@ -612,6 +615,98 @@ int cli_cmd_timeline(struct cli *c, int argc, char **argv)
 	json_decref(desc);
 	gotrace_free(gt);
 	timeline_free(t);
+	profile_free(p);
+	evrun_free(&ev);
+	return rc;
+}
+
+/* The run's waits (offcpu, path): the profile and the waits, or NULL. */
+static struct profile *waits_run(struct cli *c, int argc, char **argv, const char *cmd,
+				 struct evrun *ev, struct waits **w)
+{
+	struct oob_err err = {0};
+	c->windowed = 0;
+	struct profile *p = evrun_new(c, ev, &err) == 0 ? cli_reconstruct(c, argc, argv) : NULL;
+	if (p && (evrun_finish(c, ev, &err) < 0 || waits_build(ev->log, p, w, &err) < 0)) {
+		profile_free(p);
+		p = NULL;
+	}
+	if (!p && err.code)
+		fprintf(stderr, "oobprof %s: %s\n", cmd, err.msg);
+	return p;
+}
+
+/* The process frame of --pid/--task (WAITS_NONE without one): a pid, or the
+ * name of a task's root frame; -1 after saying so. */
+static int task_of(const struct cli *c, const struct profile *p, const char *cmd, uint32_t *task)
+{
+	*task = WAITS_NONE;
+	if (!c->task_name)
+		return 0;
+	*task = waits_task_named(p, c->task_name);
+	if (*task == WAITS_NONE) {
+		fprintf(stderr,
+			"oobprof %s: no task %s in this run ('oobprof processes' lists "
+			"them; a task without a pid by its name, as \"waits [task 21]\")\n",
+			cmd, c->task_name);
+		return -1;
+	}
+	return 0;
+}
+
+int cli_cmd_offcpu(struct cli *c, int argc, char **argv)
+{
+	struct oob_err err = {0};
+	struct evrun ev = {0};
+	struct waits *w = NULL;
+	struct profile *p = waits_run(c, argc, argv, "offcpu", &ev, &w), *o = NULL;
+	uint32_t task;
+	int rc = p && task_of(c, p, "offcpu", &task) == 0 ? 0 : 1;
+	if (rc == 0 && !c->json && !(o = waits_offcpu_profile(w, p, task, &err))) {
+		fprintf(stderr, "oobprof offcpu: %s\n", err.msg);
+		rc = 1;
+	}
+	if (rc == 0 && cli_out_begin(c->out) < 0)
+		rc = 1;
+	if (rc == 0 && c->json) {
+		json_t *j = waits_json(w, p, task);
+		rc = json_dumpf(j, stdout, JSON_COMPACT) < 0 || puts("") < 0;
+		json_decref(j);
+	} else if (rc == 0) {
+		rc = profile_write_folded(o, stdout, PROFILE_INSNS, c->annotate) < 0;
+	}
+	profile_free(o);
+	waits_free(w);
+	profile_free(p);
+	evrun_free(&ev);
+	return rc;
+}
+
+int cli_cmd_path(struct cli *c, int argc, char **argv)
+{
+	struct oob_err err = {0};
+	struct evrun ev = {0};
+	struct waits *w = NULL;
+	json_t *j = NULL;
+	if (!c->task_name) {
+		fprintf(stderr, "oobprof path: --task PID is needed ('oobprof processes' lists "
+				"them)\n");
+		return 2;
+	}
+	struct profile *p = waits_run(c, argc, argv, "path", &ev, &w);
+	uint32_t task;
+	int rc = p && task_of(c, p, "path", &task) == 0 ? 0 : 1;
+	if (rc == 0 &&
+	    waits_path_json(ev.log, w, p, task, c->win.from, c->win.to, 5, &j, &err) < 0) {
+		fprintf(stderr, "oobprof path: %s\n", err.msg);
+		rc = 1;
+	}
+	if (rc == 0 && cli_out_begin(c->out) < 0)
+		rc = 1;
+	if (rc == 0)
+		rc = json_dumpf(j, stdout, JSON_COMPACT) < 0 || puts("") < 0;
+	json_decref(j);
+	waits_free(w);
 	profile_free(p);
 	evrun_free(&ev);
 	return rc;

@@ -43,6 +43,9 @@ struct cli {
 
 	struct sampler_opts so; /* sample: the sampler's options */
 	int unwind_set;		/* sample: --unwind given (else by --elf) */
+	uint64_t top_n;	       /* top -n: 0 = all */
+	unsigned width;	       /* flamegraph --width: 0 = the default */
+	const char *task_name; /* offcpu --pid, path --task: a pid or a task's name */
 };
 
 /* Prints "oobprof: OPT: bad value 'VAL'" on stderr; returns -EINVAL. */
@@ -67,5 +70,7 @@ int cli_cmd_sample(struct cli *c, int argc, char **argv);
 
 /* sample's own options (OPT_HZ .. OPT_TIMEOUT) into c->so. */
 int cli_sample_opt(struct cli *c, int opt, const char *val);
+int cli_cmd_offcpu(struct cli *c, int argc, char **argv);
+int cli_cmd_path(struct cli *c, int argc, char **argv);
 
 #endif

@@ -53,6 +53,17 @@ static const struct cmd_row cmds[] = {
      "through the stub, unwinds by frame pointers or by DWARF CFI, resumes it; until it exits "
      "or --duration. Writes uniprof address stacks that every command reads (symbolize "
      "with --elf); the cost per sample on stderr."},
+    {"offcpu", CLI_OFFCPU, "oobprof offcpu [options] [--pid PID] [--json] TRACE...",
+     "off-CPU stacks: where tasks blocked, for how long, who woke them",
+     "Folded stacks at each block weighted by the time blocked (the axis: cycles, else "
+     "instructions of all harts), rooted at their process; --json: every wait with its "
+     "stack, length and waker (pid and stack at the wake-up). Needs a kernel trace and its "
+     "vmlinux (RECONSTRUCTION.md 15)."},
+    {"path", CLI_PATH, "oobprof path [options] --task PID [--window FROM:TO] TRACE...",
+     "the critical path of a task (JSON)",
+     "From the task's last moment in the window backwards: its running intervals, and at each "
+     "wait the task that woke it up to the wake-up, across tasks and harts; each running "
+     "interval with the stacks it ran."},
     {"gotrace", 0, "oobprof gotrace [options] GO-TRACE", "a Go execution trace",
      "Summary, events, goroutines, alignment with an instruction trace."},
 };
@@ -66,7 +77,8 @@ struct opt_row {
 };
 
 #define ONE_OUT                                                                                    \
-	(CLI_FOLD | CLI_TOP | CLI_STATS | CLI_PROCESSES | CLI_TIMELINE | CLI_FLAMEGRAPH | CLI_DIFF)
+	(CLI_FOLD | CLI_TOP | CLI_STATS | CLI_PROCESSES | CLI_TIMELINE | CLI_FLAMEGRAPH |          \
+	 CLI_DIFF | CLI_OFFCPU | CLI_PATH)
 
 /* In the order the help lists them. An option may have several rows when
  * what it does differs between commands. */
@@ -84,7 +96,13 @@ static const struct opt_row opts[] = {
     {"annotate", NULL, OPT_ANNOTATE, CLI_FOLD | CLI_EXPORT | CLI_FLAMEGRAPH,
      "add _[k] to kernel frames"},
     {"inline", NULL, OPT_INLINE, CLI_RECON, "add inlined functions as frames"},
-    {"json", NULL, OPT_JSON, CLI_TOP | CLI_PROCESSES | CLI_DIFF, "JSON output (the API's shape)"},
+    {"json", NULL, OPT_JSON, CLI_TOP | CLI_PROCESSES | CLI_DIFF | CLI_OFFCPU,
+     "JSON output (the API's shape)"},
+    {"pid", "PID", OPT_PID, CLI_OFFCPU,
+     "only the waits of this process (a task without a pid: its name, as \"waits [task 21]\")"},
+    {"task", "PID", OPT_TASK, CLI_PATH,
+     "the task whose completion the path explains (a task without a pid: its name, as "
+     "\"waits [task 21]\")"},
     {"n", "N", 'n', CLI_TOP | CLI_DIFF, "only the first N functions"},
     {"events", "F", OPT_EVENTS, CLI_RECON, "sideband process events (JSON Lines)"},
     {"tasks", "auto|satp", OPT_TASKS, CLI_RECON,
@@ -105,7 +123,7 @@ static const struct opt_row opts[] = {
     {"max-depth", "N", OPT_MAX_DEPTH, CLI_RECON,
      "keep at most N frames per stack (default 1048576; deeper pushes are dropped, counted "
      "as repairs_depth)"},
-    {"window", "FROM:TO", OPT_WINDOW, CLI_FOLD | CLI_TOP | CLI_TIMELINE | CLI_FLAMEGRAPH,
+    {"window", "FROM:TO", OPT_WINDOW, CLI_FOLD | CLI_TOP | CLI_TIMELINE | CLI_FLAMEGRAPH | CLI_PATH,
      "only [FROM, TO) of the trace's time axis (cycles, else the record index; TO empty: "
      "the end)"},
     {"index-every", "N", OPT_INDEX_EVERY, CLI_FOLD | CLI_TOP | CLI_TIMELINE | CLI_FLAMEGRAPH,

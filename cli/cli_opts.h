@@ -23,12 +23,14 @@ enum cli_cmd_bit {
 	CLI_FLAMEGRAPH = 1u << 7,
 	CLI_DIFF = 1u << 8,
 	CLI_SAMPLE = 1u << 9,
+	CLI_OFFCPU = 1u << 10,
+	CLI_PATH = 1u << 11,
 };
 
 /* Every command that reconstructs stacks from traces. */
 #define CLI_RECON                                                                                  \
 	(CLI_FOLD | CLI_TOP | CLI_STATS | CLI_PROCESSES | CLI_TIMELINE | CLI_EXPORT |              \
-	 CLI_FLAMEGRAPH | CLI_DIFF)
+	 CLI_FLAMEGRAPH | CLI_DIFF | CLI_OFFCPU | CLI_PATH)
 #define CLI_ALL (CLI_RECON | CLI_CONVERT)
 
 /* Option ids past the short options' characters. */
@@ -70,10 +72,11 @@ enum cli_opt_id {
 	OPT_HZ,
 	OPT_DURATION,
 	OPT_MAX_SAMPLES,
-	OPT_PID,
 	OPT_UNWIND,
 	OPT_INSTRET,
 	OPT_TIMEOUT,
+	OPT_PID,
+	OPT_TASK,
 };
 
 /* The command named name: its bit, or 0 for none. */

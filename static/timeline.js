@@ -7,7 +7,9 @@
 // exactly that time range on that hart and the stacks that ran in it, each
 // with its weight. Shift-drag (or drag in "select"
 // mode) selects a window: its flame graph here, and a link to the job page
-// with its flame graph and table.
+// with its flame graph and table. "Critical path" asks for a task's path
+// (GET /api/v1/jobs/<id>/path, over the selection if any): a lane of its
+// steps above the harts, and the hart intervals it ran in outlined.
 import { getJSON } from './api.js';
 import { el, message, num, percent, spinner } from './util.js';
 import { frameColor } from './job.js';
@@ -29,9 +31,10 @@ function timelineURL(id, from, to, minDuration) {
 // Lanes from the document: [{label, kind, hart, intervals}], intervals as
 // {s, e, state, other, n, busy}; busy (the time the state shown held) only
 // in a bucketed answer (detail "buckets": a long job seen whole).
-function lanesOf(doc) {
+function lanesOf(doc, path) {
   const iv = (v) => v.map(([s, e, state, other, n, busy]) => ({ s, e, state, other, n, busy }));
-  const lanes = (doc.harts || []).map((h) => ({ label: `hart ${h.hart}`, kind: 'hart', hart: h.hart, intervals: iv(h.intervals) }));
+  const lanes = path ? [pathLane(path)] : [];
+  lanes.push(...(doc.harts || []).map((h) => ({ label: `hart ${h.hart}`, kind: 'hart', hart: h.hart, intervals: iv(h.intervals) })));
   const go = doc.go || {};
   if (go.gc && go.gc.length) lanes.push({ label: 'GC', kind: 'go', intervals: iv(go.gc) });
   for (const p of go.procs || []) lanes.push({ label: `P${p.id}`, kind: 'go', intervals: iv(p.intervals) });
@@ -42,7 +45,28 @@ function lanesOf(doc) {
   return lanes;
 }
 
+const PATH_COLORS = {
+  runnable: 'hsl(48, 90%, 62%)', blocked: 'hsl(0, 0%, 75%)', interrupt: 'hsl(5, 75%, 55%)',
+};
+
+// The critical path as a lane: its steps, each with the task it is about.
+function pathLane(path) {
+  const who = (st) => (st.pid === null ? st.task : `${st.comm} ${st.pid}`);
+  return { label: `path: ${who(path)}`, kind: 'path',
+    intervals: path.steps.map((st) => ({ s: st.from, e: Math.max(st.to, st.from + 1), state: st.kind,
+      other: null, n: 1, step: st, who: who(st) })) };
+}
+
+// Whether a hart interval overlaps a running step of the path on that hart.
+function onPath(path, lane, d) {
+  return path && lane.kind === 'hart' && path.steps.some((st) => st.kind === 'running' &&
+    st.hart === lane.hart && st.from < d.e && d.s < st.to);
+}
+
 function colorOf(lane, d, doc) {
+  if (lane.kind === 'path') {
+    return d.state === 'running' ? frameColor('user', d.who) : PATH_COLORS[d.state] || 'hsl(0,0%,60%)';
+  }
   if (lane.kind !== 'hart') return GO_COLORS[d.state] || 'hsl(0,0%,60%)';
   const p = d.other === null ? null : doc.processes[d.other];
   const name = p ? `${p.comm} ${p.pid}` : '';
@@ -54,6 +78,12 @@ function describe(lane, d, doc) {
   const merged = d.busy !== undefined
     ? ` (${num(d.n)} intervals; the one shown ran ${(100 * d.busy / Math.max(1, d.e - d.s)).toFixed(1)} % of it)`
     : d.n > 1 ? ` (${d.n} intervals merged; the longest shown)` : '';
+  if (lane.kind === 'path') {
+    const st = d.step;
+    const wake = st.wakes ? `, then woke ${st.wakes.stack.slice(-3).join(' > ')}` : '';
+    const top = st.stacks && st.stacks.length ? `; most in ${st.stacks[0].stack.slice(-1)[0]}` : '';
+    return `critical path: ${d.who} ${st.kind} on hart ${st.hart} [${num(st.from)}, ${num(st.to)}) ${doc.axis}: ${num(st.to - st.from)}${top}${wake}`;
+  }
   if (lane.kind === 'hart') {
     const p = d.other === null ? null : doc.processes[d.other];
     const who = p ? `${p.comm} (pid ${p.pid})` : 'no process';
@@ -160,13 +190,19 @@ export function renderTimeline(main, id) {
   const selection = el('p', { id: 'timeline-selection', 'aria-live': 'polite', class: 'muted' },
     'Shift-drag (or tick "select" and drag) over the lanes to select a window.');
   const legendBox = el('div', { id: 'timeline-legend-box' });
+  const pathTask = el('input', { id: 'timeline-path-task', size: 16, placeholder: 'pid or task name',
+    'aria-label': 'task of the critical path' });
+  const pathButton = el('button', { id: 'timeline-path-show', type: 'button' }, 'Critical path');
+  const pathStatus = el('span', { id: 'timeline-path-status', class: 'muted', 'aria-live': 'polite' });
   main.append(
     el('p', {}, el('a', { href: `#/jobs/${id}` }, `← job ${id}`)),
     el('h2', {}, `Job ${id}: timeline`), status,
     el('p', { class: 'controls' }, windowLink, ' ', el('label', { for: 'timeline-select-mode' }, selectMode,
       ' select: drag selects a window instead of panning')),
+    el('p', { class: 'controls' }, pathTask, ' ', pathButton, ' ', pathStatus),
     selection, legendBox, axisBox, chartBox, detail, flameBox);
   let doc = null;
+  let path = null;
   let x = null;
   let x0 = null;
   let timer = null;
@@ -176,7 +212,7 @@ export function renderTimeline(main, id) {
   const width = () => Math.max(500, chartBox.clientWidth || 900);
 
   function render() {
-    const lanes = lanesOf(doc);
+    const lanes = lanesOf(doc, path);
     const w = width();
     const h = lanes.length * LANE + 4;
     chartBox.replaceChildren();
@@ -201,6 +237,8 @@ export function renderTimeline(main, id) {
         .attr('width', (d) => Math.max(1, x(d.e) - Math.max(LABEL, x(d.s))))
         .attr('y', 1).attr('height', LANE - 2)
         .attr('fill', (d) => colorOf(lane, d, doc))
+        .classed('on-path', (d) => onPath(path, lane, d))
+        .attr('stroke', (d) => (onPath(path, lane, d) ? 'black' : null))
         .attr('data-start', (d) => d.s).attr('data-end', (d) => d.e)
         .on('mouseover', (ev, d) => { detail.textContent = describe(lane, d, doc); })
         .on('click', (ev, d) => {
@@ -299,6 +337,25 @@ export function renderTimeline(main, id) {
       status.replaceWith(message(e.message));
     }
   }
+
+  // The critical path of the task named, over the selection if there is one.
+  pathButton.addEventListener('click', async () => {
+    const q = new URLSearchParams({ task: pathTask.value.trim() });
+    if (selection.dataset.from) {
+      q.set('from', selection.dataset.from);
+      q.set('to', selection.dataset.to);
+    }
+    try {
+      path = await getJSON(`/api/v1/jobs/${id}/path?${q}`);
+      const run = path.steps.filter((st) => st.kind === 'running').length;
+      pathStatus.textContent = `${path.steps.length} steps (${run} running, ${num(path.running)} of ${num(path.span)} ${path.axis} spent running)`;
+      if (doc) render();
+    } catch (e) {
+      path = null;
+      pathStatus.textContent = e.message;
+      if (doc) render();
+    }
+  });
 
   // First the extent (everything merged to one interval per lane), then the
   // whole run at one pixel's resolution.

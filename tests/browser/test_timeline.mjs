@@ -8,9 +8,10 @@
 // window. Shift-drag selects a window (checked against the axis's own
 // scale), whose flame graph and job page show exactly it; the legend has
 // every process in the colours its intervals are drawn with. The clicked
-// interval lists its stacks: exactly `oobprof fold --window` of it.
-// Screenshots: tests/out/screenshots/timeline.png, timeline-select.png,
-// timeline-stacks.png.
+// interval lists its stacks: exactly `oobprof fold --window` of it. A
+// task's critical path draws a lane of exactly the API's steps and outlines
+// the hart intervals it ran in. Screenshots: tests/out/screenshots/
+// timeline.png, timeline-select.png, timeline-stacks.png, timeline-path.png.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -223,6 +224,33 @@ async function main() {
       const stray = fills.filter((f) => !colours.has(f));
       check(doc.processes.length > 40 || stray.length === 0, `${stray.length} of ${fills.length} intervals in no legend colour: ${stray[0]}`);
       return `${legend.length} processes, ${fills.length} intervals in their colours`;
+    });
+    await R.run('the critical path of a task: a lane of its steps, the hart intervals it ran outlined', async () => {
+      await page.waitForSelector('#timeline rect.iv');
+      // a task with a pid whose last wait has a waker: its path crosses tasks
+      const off = await api(srv.url, 'GET', `/api/v1/jobs/${job.id}/offcpu`);
+      const woken = off.waits.filter((w) => w.waker && w.pid !== null && w.pid > 0);
+      check(woken.length > 0, `${off.waits.length} waits, none woken with a pid`);
+      const pid = woken[woken.length - 1].pid;
+      const doc = await api(srv.url, 'GET', `/api/v1/jobs/${job.id}/path?task=${pid}`);
+      await page.fill('#timeline-path-task', String(pid));
+      await page.click('#timeline-path-show');
+      await page.waitForSelector('#timeline .lane-path rect.iv', { timeout: 60000 });
+      const steps = await page.locator('#timeline .lane-path rect.iv').evaluateAll((rs) =>
+        rs.map((r) => [Number(r.dataset.start), Number(r.dataset.end)]));
+      check(steps.length === doc.steps.length, `${steps.length} steps drawn, API ${doc.steps.length}`);
+      steps.forEach(([s], i) => check(s === doc.steps[i].from, `step ${i} drawn from ${s}, API ${doc.steps[i].from}`));
+      // outlined: exactly the hart intervals that overlap a running step on their hart
+      const runs = doc.steps.filter((st) => st.kind === 'running' && st.hart === 0);
+      const ivs = await page.locator('#timeline .lane-hart rect.iv').evaluateAll((rs) =>
+        rs.map((r) => [Number(r.dataset.start), Number(r.dataset.end), r.classList.contains('on-path')]));
+      const want = ivs.filter(([s, e]) => runs.some((st) => st.from < e && s < st.to)).length;
+      const got = ivs.filter((v) => v[2]).length;
+      check(got === want && got > 0, `${got} intervals outlined, ${want} overlap the path's runs`);
+      const status = await page.locator('#timeline-path-status').textContent();
+      check(status.startsWith(`${doc.steps.length} steps`), `status: ${status}`);
+      await page.screenshot({ path: screenshotPath('timeline-path.png'), fullPage: true });
+      return `pid ${pid}: ${status}`;
     });
     await R.run('shift-drag selects a window: its flame graph, then the job page of exactly it', async () => {
       await page.waitForSelector('#timeline rect.iv');

@@ -40,7 +40,7 @@ CLI=$OOB_BUILDDIR/oobprof
 	echo "SKIP: $T: all: $CLI not built"
 	exit 0
 }
-for f in "$G/init" "$G/calls" "$G/sort" "$G/syscalls" "$G/signals"; do
+for f in "$G/init" "$G/calls" "$G/sort" "$G/syscalls" "$G/signals" "$G/waits"; do
 	[ -e "$f" ] || {
 		echo "SKIP: $T: all: no $f (gen-linux did not run: see tests/out/gen-fixtures.log)"
 		exit 0
@@ -54,8 +54,8 @@ import collections, json, os, re, subprocess, sys, time
 cli, G, truth_py, tmp = sys.argv[1:5]
 T = "test_full_qemu"
 CROSS = os.environ.get("CROSS", "riscv64-linux-gnu-")
-USER = ["init", "calls", "sort", "syscalls", "signals"]
-WORKLOADS = ["calls", "sort", "syscalls", "signals"]
+USER = ["init", "calls", "sort", "syscalls", "signals", "waits"]
+WORKLOADS = ["calls", "sort", "syscalls", "signals", "waits"]
 
 def line(status, variant, case, detail=""):
     print("%s: %s: %s: %s%s" % (status, T, variant, case, (" (%s)" % detail) if detail else ""))

@@ -17,6 +17,7 @@
 #   init calls sort syscalls    the user binaries (static, -g; text at 0x10000,
 #                               0x1000000, 0x2000000, 0x3000000)
 #   signals                     a user binary too, text at 0x4000000 (signals.c)
+#   waits                       the same, text at 0x5000000
 #   VARIANT/vmlinux             the kernel ELF, with DWARF (VARIANT: sv57, sv39; smp2
 #                               is the Sv39 kernel on two harts)
 #   VARIANT/Image               what QEMU boots
@@ -66,6 +67,7 @@ RECIPE=1
 USER_PROGS="init:0x10000 calls:0x1000000 sort:0x2000000 syscalls:0x3000000"
 # signals.c keeps its ground truth with the non-local programs' headers
 USER_PROGS="$USER_PROGS signals:0x4000000"
+USER_PROGS="$USER_PROGS waits:0x5000000"
 USER_CFLAGS="-g -O2 -Wall -Wextra -Werror -static"
 # Fixed build identity: the kernel's banner and initramfs do not depend on
 # when or where it was built.
