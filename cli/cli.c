@@ -354,9 +354,8 @@ int main(int argc, char **argv)
 		    {"stats", cli_cmd_stats},	    {"processes", cli_cmd_processes},
 		    {"convert", cli_cmd_convert},   {"export", cli_cmd_export},
 		    {"timeline", cli_cmd_timeline}, {"flamegraph", cli_cmd_flamegraph},
-		    {"diff", cli_cmd_diff},	    {"sample", cli_cmd_sample}};
-		    {"diff", cli_cmd_diff},	    {"offcpu", cli_cmd_offcpu},
-		    {"path", cli_cmd_path}};
+		    {"diff", cli_cmd_diff},	    {"sample", cli_cmd_sample},
+		    {"offcpu", cli_cmd_offcpu},	    {"path", cli_cmd_path}};
 	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO, .max_events = 5000000};
 	if (argc < 2) {
 		cli_usage(stderr, NULL);

@@ -43,9 +43,7 @@ struct cli {
 
 	struct sampler_opts so; /* sample: the sampler's options */
 	int unwind_set;		/* sample: --unwind given (else by --elf) */
-	uint64_t top_n;	       /* top -n: 0 = all */
-	unsigned width;	       /* flamegraph --width: 0 = the default */
-	const char *task_name; /* offcpu --pid, path --task: a pid or a task's name */
+	const char *task_name;	/* offcpu --pid, path --task: a pid or a task's name */
 };
 
 /* Prints "oobprof: OPT: bad value 'VAL'" on stderr; returns -EINVAL. */
