@@ -61,6 +61,14 @@ int cli_bad_value(const char *opt, const char *val)
 	return -EINVAL;
 }
 
+/* One thread per online core, at most 8: beyond that the reading thread
+ * is the bottleneck (RECONSTRUCTION.md 16). */
+static unsigned default_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 8 ? 8 : (unsigned)n;
+}
+
 static int parse_number_opt(const char *name, const char *val, unsigned max, unsigned *out)
 {
 	uint64_t v;
@@ -183,6 +191,10 @@ static int parse_opt(struct cli *c, int opt, char *val)
 		return 0;
 	case OPT_LZ4_THREADS:
 		return parse_number_opt("--lz4-threads", val, 64, &t->in.threads);
+	case OPT_THREADS:
+		return parse_number_opt("--threads", val, 256, &c->ro.threads) < 0 || !c->ro.threads
+			   ? cli_bad_value("--threads", val)
+			   : 0;
 	case OPT_MAX:
 		return parse_u64(val, &c->ro.max_insns) < 0 ? cli_bad_value("--max-insns", val) : 0;
 	case OPT_MAX_DEPTH:
@@ -341,7 +353,9 @@ int main(int argc, char **argv)
 		    {"convert", cli_cmd_convert},   {"export", cli_cmd_export},
 		    {"timeline", cli_cmd_timeline}, {"flamegraph", cli_cmd_flamegraph},
 		    {"diff", cli_cmd_diff}};
-	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO, .max_events = 5000000};
+	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO,
+			.ro.threads = default_threads(),
+			.max_events = 5000000};
 	if (argc < 2) {
 		cli_usage(stderr, NULL);
 		return 2;

@@ -66,6 +66,7 @@ enum cli_opt_id {
 	OPT_NO_SEEK,
 	OPT_LZ4,
 	OPT_LZ4_THREADS,
+	OPT_THREADS,
 };
 
 /* The command named name: its bit, or 0 for none. */
