@@ -546,11 +546,15 @@ uint32_t recon_feed_from(struct recon *r, const struct trace_batch *b, uint32_t 
 	struct tracker_hart *h = hart_get(r, b->hart);
 	h->cycles = b->cycle != NULL;
 	r->run.b = b;
+	if (s == 0)
+		r->xi = r->spx = 0;
 	if (b->insn)
 		learn_bits(r, h, b, s, b->n);
 	uint32_t e = hart_run(r, h, b, s, b->n);
 	if (e < b->n)
 		return e;
+	if (b->nx)
+		recon_sp_sync(r, h, b->n);
 	h->seq += b->n;
 	r->run.gseq += b->n;
 	if (b->cycle)
@@ -629,8 +633,7 @@ static struct trace_merge *open_traces(struct recon *r, const char *const *paths
 				       struct oob_err *err)
 {
 	struct trace_opts to = r->opts->trace;
-	/* code_put keeps bits per pc; chunks each need the bits they run */
-	to.insn_changes_only = r->opts->threads <= 1;
+	to.insn_changes_only = 1; /* code_put keeps bits per pc */
 	return trace_merge_open_run(paths, &to, r->opts->harts, n, err);
 }
 

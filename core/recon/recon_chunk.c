@@ -43,7 +43,23 @@ void recon_chunk_add(struct recon_chunk *c, const struct trace_batch *b, uint32_
 		c->cap = c->cap ? 2 * c->cap : 16;
 		c->b = oob_xrealloc(c->b, c->cap * sizeof(*c->b));
 	}
-	uint32_t n = e - s;
+	uint32_t n = e - s, nnew = 0, nx = 0;
+	uint32_t *inew = NULL;
+	struct trace_extra *x = NULL;
+	if (b->insn_new) { /* the records with new bits, as the chunk numbers them */
+		inew = oob_xmalloc((b->ninsn_new + 1) * sizeof(*inew));
+		for (uint32_t k = 0; k < b->ninsn_new; k++)
+			if (b->insn_new[k] >= s && b->insn_new[k] < e)
+				inew[nnew++] = b->insn_new[k] - s;
+	}
+	if (b->nx) { /* trap causes; events (text) never come here */
+		x = oob_xmalloc(b->nx * sizeof(*x));
+		for (uint32_t k = 0; k < b->nx; k++)
+			if (b->x[k].idx >= s && b->x[k].idx < e) {
+				x[nx] = b->x[k];
+				x[nx++].idx -= s;
+			}
+	}
 	c->b[c->nb++] = (struct trace_batch){
 	    .n = n,
 	    .hart = b->hart,
@@ -51,6 +67,10 @@ void recon_chunk_add(struct recon_chunk *c, const struct trace_batch *b, uint32_
 	    .cycle = b->cycle ? dup_arr(b->cycle + s, n, sizeof(*b->cycle)) : NULL,
 	    .insn = b->insn ? dup_arr(b->insn + s, n, sizeof(*b->insn)) : NULL,
 	    .priv = b->priv ? dup_arr(b->priv + s, n, sizeof(*b->priv)) : NULL,
+	    .insn_new = inew,
+	    .ninsn_new = nnew,
+	    .x = x,
+	    .nx = nx,
 	    .seq = b->seq + s};
 	c->n += n;
 }
@@ -62,6 +82,8 @@ void recon_chunk_free(struct recon_chunk *c)
 		free(c->b[k].cycle);
 		free(c->b[k].insn);
 		free(c->b[k].priv);
+		free((void *)c->b[k].insn_new);
+		free(c->b[k].x);
 	}
 	free(c->b);
 	free(c->snap);
@@ -177,13 +199,28 @@ static uint32_t map_frame(struct recon *m, const struct recon *s, uint32_t *fmap
 	return fmap[f];
 }
 
+/* The unwinder's jmp is a frame id + 1 (recon_nonlocal.c count_walk), not
+ * an address: ids differ between the runs. */
+static int jmp_is_frame(struct recon *r, const struct stack_entry *e)
+{
+	return e->jmp && !e->marker && recon_fn_kind(r, e->frame) == RECON_FN_RAISE;
+}
+
+static int same_jmp(struct recon *s, const struct stack_entry *a, struct recon *m,
+		    const struct stack_entry *b)
+{
+	if (jmp_is_frame(s, a) || jmp_is_frame(m, b))
+		return jmp_is_frame(s, a) && jmp_is_frame(m, b) &&
+		       same_frame_in(s, (uint32_t)a->jmp - 1, m, (uint32_t)b->jmp - 1);
+	return a->jmp == b->jmp;
+}
+
 /* 1 if the master, stopped at the snapshot's record, is where the
  * speculative run was: same block, same pending span, same entries above
  * the floor (frames compared by what they are: each run has its table). */
-static int converged(const struct recon *m, const struct tracker_hart *h,
-		     const struct recon_chunk *c)
+static int converged(struct recon *m, const struct tracker_hart *h, const struct recon_chunk *c)
 {
-	const struct recon *s = c->spec;
+	struct recon *s = c->spec;
 	uint32_t f = c->chk.floor, ns = c->nsnap, nm = h->stk->n;
 	if (h->blk->start != c->blk_start || h->pos || h->last_seq != c->last_seq ||
 	    h->last_cycle != c->last_cycle || h->priv != c->priv ||
@@ -197,8 +234,8 @@ static int converged(const struct recon *m, const struct tracker_hart *h,
 		const struct stack_entry *a = &c->snap[j], *b = &h->stk->v[j + d];
 		if (!same_frame_in(s, a->frame, m, b->frame) || a->marker != b->marker)
 			return 0;
-		if (j > f && (a->ret != b->ret || a->walked != b->walked || a->jmp != b->jmp ||
-			      a->sp != b->sp))
+		if (j > f && (a->ret != b->ret || a->walked != b->walked || a->sp != b->sp ||
+			      !same_jmp(s, a, m, b)))
 			return 0;
 	}
 	/* Counts only from the floor's node down: nodes below it cannot have
@@ -246,7 +283,9 @@ static void merge(struct recon *m, struct tracker_hart *h, struct recon_chunk *c
 			   e->marker);
 		struct stack_entry *t = stack_top(h->stk);
 		t->walked = e->walked;
-		t->jmp = e->jmp;
+		t->jmp = jmp_is_frame(s, e)
+			     ? (uint64_t)map_frame(m, s, fmap, (uint32_t)e->jmp - 1) + 1
+			     : e->jmp;
 		t->sp = e->sp;
 	}
 	h->blk = code_block_at(space_of(m, h, hs->blk->start), hs->blk->start);
@@ -268,12 +307,25 @@ static void merge(struct recon *m, struct tracker_hart *h, struct recon_chunk *c
 	free(nmap);
 }
 
+/* 1 if all the code the master learned from the trace is the ELFs' own:
+ * then a speculative run, which sees only the bits new in its chunk, knows
+ * the same code (anything else it learns makes it unsafe). */
+static int elf_code_only(const struct recon *m)
+{
+	for (size_t k = 0; k < m->run.nspaces; k++) {
+		const struct code_space *cs = m->run.spaces[k];
+		if (cs->elf_differ || cs->bits.count != cs->elf_checked)
+			return 0;
+	}
+	return 1;
+}
+
 int recon_chunk_join(struct recon *m, struct recon_chunk *c)
 {
 	size_t k = 0;
 	uint32_t at = 0;
 	int joined = 0;
-	if (c->spec && !c->chk.unsafe && c->p != UINT64_MAX && c->nb) {
+	if (c->spec && !c->chk.unsafe && c->p != UINT64_MAX && c->nb && elf_code_only(m)) {
 		struct recon_chk rc = {.stop = c->p, .learned = plain_learned};
 		m->chk = &rc;
 		for (; k < c->nb; k++) {
