@@ -637,7 +637,7 @@ static struct trace_merge *open_traces(struct recon *r, const char *const *paths
 	return trace_merge_open_run(paths, &to, r->opts->harts, n, err);
 }
 
-/* Why this run cannot be cut into chunks (RECONSTRUCTION.md 16), or NULL:
+/* Why this run cannot be cut into chunks (RECONSTRUCTION.md 15), or NULL:
  * what a chunk cannot know from its own records. */
 static const char *par_reason(const struct recon *r)
 {

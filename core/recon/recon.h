@@ -87,7 +87,7 @@ struct recon_opts {
 	 * paths), for callers whose paths do not carry the names. */
 	const uint16_t *harts;
 
-	/* Threads for one trace (RECONSTRUCTION.md 16): 0 or 1 runs it
+	/* Threads for one trace (RECONSTRUCTION.md 15): 0 or 1 runs it
 	 * sequentially; more cut a single-hart, user-mode trace into chunks
 	 * reconstructed in parallel with the same result, and run anything else
 	 * sequentially (saying why at the info log level). */

@@ -1,5 +1,5 @@
 /*
- * One chunk of a parallel reconstruction (RECONSTRUCTION.md 16): its
+ * One chunk of a parallel reconstruction (RECONSTRUCTION.md 15): its
  * speculative run on a stack that does not know what lies below the chunk's
  * start, and the join that checks the master's state against it and takes
  * its counts.

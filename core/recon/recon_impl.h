@@ -68,7 +68,7 @@ struct recon {
 };
 
 /*
- * A chunk's run (recon_chunk.c, RECONSTRUCTION.md 16). A speculative run
+ * A chunk's run (recon_chunk.c, RECONSTRUCTION.md 15). A speculative run
  * starts on a stack whose entries up to floor stand for the unknown stack
  * below the chunk's start; every event that reads or changes an entry at or
  * below floor (other than the top's frame and node) "touches" it, and the
@@ -146,7 +146,7 @@ uint32_t recon_feed_from(struct recon *r, const struct trace_batch *b, uint32_t 
 /* The hart's state, created if new. */
 struct tracker_hart *recon_hart(struct recon *r, unsigned id);
 
-/* recon_chunk.c: one chunk of a parallel run (RECONSTRUCTION.md 16). */
+/* recon_chunk.c: one chunk of a parallel run (RECONSTRUCTION.md 15). */
 struct recon_chunk_code {
 	uint64_t pc;
 	uint32_t space, bits;

@@ -1,5 +1,5 @@
 /*
- * The parallel run (RECONSTRUCTION.md 16): the trace of one hart is cut into
+ * The parallel run (RECONSTRUCTION.md 15): the trace of one hart is cut into
  * chunks of consecutive records; worker threads run each chunk
  * speculatively (recon_chunk.c) while this thread reads the trace and joins
  * the chunks in order to the master reconstruction. A chunk no worker has

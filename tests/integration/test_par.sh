@@ -1,6 +1,6 @@
 #!/bin/sh
 # test_par.sh: a trace reconstructed on several threads (--threads N,
-# RECONSTRUCTION.md 16) gives byte for byte what the sequential run gives:
+# RECONSTRUCTION.md 15) gives byte for byte what the sequential run gives:
 # folded stacks, the per-function JSON (top --json) and the stats (both
 # but the wall time) and the pprof export (node and frame ids in order), for every
 # generated fixture trace that `oobprof fold` reads (programs, non-local

@@ -1,6 +1,6 @@
 /*
  * test_recon_chunk: a trace cut into chunks, each run speculatively and
- * joined (recon_chunk.c, RECONSTRUCTION.md 16), gives the sequential run's
+ * joined (recon_chunk.c, RECONSTRUCTION.md 15), gives the sequential run's
  * profile node for node, frame for frame, and the same stats; and both give
  * the stacks the generator below meant (its own model of the program, not
  * oobprof's). The code is tests/fixtures/sym/recon.S's jr (a recursion
