@@ -61,14 +61,6 @@ int cli_bad_value(const char *opt, const char *val)
 	return -EINVAL;
 }
 
-/* One thread per online core, at most 8: beyond that the reading thread
- * is the bottleneck (RECONSTRUCTION.md 16). */
-static unsigned default_threads(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 1 ? 1 : n > 8 ? 8 : (unsigned)n;
-}
-
 static int parse_number_opt(const char *name, const char *val, unsigned max, unsigned *out)
 {
 	uint64_t v;
@@ -353,9 +345,7 @@ int main(int argc, char **argv)
 		    {"convert", cli_cmd_convert},   {"export", cli_cmd_export},
 		    {"timeline", cli_cmd_timeline}, {"flamegraph", cli_cmd_flamegraph},
 		    {"diff", cli_cmd_diff}};
-	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO,
-			.ro.threads = default_threads(),
-			.max_events = 5000000};
+	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO, .max_events = 5000000};
 	if (argc < 2) {
 		cli_usage(stderr, NULL);
 		return 2;

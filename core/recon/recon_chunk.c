@@ -28,13 +28,25 @@
 #include "profile/frame.h"
 #include "util/oob_mem.h"
 
-static void *dup_arr(const void *src, size_t n, size_t size)
+/* Room for n more records; the batches point into the arrays. */
+static void reserve(struct recon_chunk *c, size_t n)
 {
-	if (!src)
-		return NULL;
-	void *d = oob_xmalloc(n * size);
-	memcpy(d, src, n * size);
-	return d;
+	if (c->n + n <= c->reccap)
+		return;
+	c->reccap = c->n + n > 2 * c->reccap ? c->n + n : 2 * c->reccap;
+	c->pcs = oob_xrealloc(c->pcs, c->reccap * sizeof(*c->pcs));
+	c->cycles = oob_xrealloc(c->cycles, c->reccap * sizeof(*c->cycles));
+	c->insns = oob_xrealloc(c->insns, c->reccap * sizeof(*c->insns));
+	c->privs = oob_xrealloc(c->privs, c->reccap);
+	size_t at = 0;
+	for (size_t k = 0; k < c->nb; k++) {
+		struct trace_batch *b = &c->b[k];
+		b->pc = c->pcs + at;
+		b->cycle = b->cycle ? c->cycles + at : NULL;
+		b->insn = b->insn ? c->insns + at : NULL;
+		b->priv = b->priv ? c->privs + at : NULL;
+		at += b->n;
+	}
 }
 
 void recon_chunk_add(struct recon_chunk *c, const struct trace_batch *b, uint32_t s, uint32_t e)
@@ -46,6 +58,7 @@ void recon_chunk_add(struct recon_chunk *c, const struct trace_batch *b, uint32_
 	uint32_t n = e - s, nnew = 0, nx = 0;
 	uint32_t *inew = NULL;
 	struct trace_extra *x = NULL;
+	reserve(c, n);
 	if (b->insn_new) { /* the records with new bits, as the chunk numbers them */
 		inew = oob_xmalloc((b->ninsn_new + 1) * sizeof(*inew));
 		for (uint32_t k = 0; k < b->ninsn_new; k++)
@@ -60,35 +73,54 @@ void recon_chunk_add(struct recon_chunk *c, const struct trace_batch *b, uint32_
 				x[nx++].idx -= s;
 			}
 	}
-	c->b[c->nb++] = (struct trace_batch){
-	    .n = n,
-	    .hart = b->hart,
-	    .pc = dup_arr(b->pc + s, n, sizeof(*b->pc)),
-	    .cycle = b->cycle ? dup_arr(b->cycle + s, n, sizeof(*b->cycle)) : NULL,
-	    .insn = b->insn ? dup_arr(b->insn + s, n, sizeof(*b->insn)) : NULL,
-	    .priv = b->priv ? dup_arr(b->priv + s, n, sizeof(*b->priv)) : NULL,
-	    .insn_new = inew,
-	    .ninsn_new = nnew,
-	    .x = x,
-	    .nx = nx,
-	    .seq = b->seq + s};
+	uint64_t at = c->n;
+	memcpy(c->pcs + at, b->pc + s, n * sizeof(*b->pc));
+	if (b->cycle)
+		memcpy(c->cycles + at, b->cycle + s, n * sizeof(*b->cycle));
+	if (b->insn)
+		memcpy(c->insns + at, b->insn + s, n * sizeof(*b->insn));
+	if (b->priv)
+		memcpy(c->privs + at, b->priv + s, n);
+	c->b[c->nb++] = (struct trace_batch){.n = n,
+					     .hart = b->hart,
+					     .pc = c->pcs + at,
+					     .cycle = b->cycle ? c->cycles + at : NULL,
+					     .insn = b->insn ? c->insns + at : NULL,
+					     .priv = b->priv ? c->privs + at : NULL,
+					     .insn_new = inew,
+					     .ninsn_new = nnew,
+					     .x = x,
+					     .nx = nx,
+					     .seq = b->seq + s};
 	c->n += n;
+}
+
+void recon_chunk_clear(struct recon_chunk *c)
+{
+	for (size_t k = 0; k < c->nb; k++) {
+		free((void *)c->b[k].insn_new);
+		free(c->b[k].x);
+	}
+	recon_free(c->spec);
+	c->spec = NULL;
+	c->nb = 0;
+	c->n = 0;
+	c->ncode = 0;
+	c->nsnap = 0;
+	c->p = UINT64_MAX;
+	memset(&c->chk, 0, sizeof(c->chk));
 }
 
 void recon_chunk_free(struct recon_chunk *c)
 {
-	for (size_t k = 0; k < c->nb; k++) {
-		free(c->b[k].pc);
-		free(c->b[k].cycle);
-		free(c->b[k].insn);
-		free(c->b[k].priv);
-		free((void *)c->b[k].insn_new);
-		free(c->b[k].x);
-	}
+	recon_chunk_clear(c);
 	free(c->b);
 	free(c->snap);
 	free(c->code);
-	recon_free(c->spec);
+	free(c->pcs);
+	free(c->cycles);
+	free(c->insns);
+	free(c->privs);
 	memset(c, 0, sizeof(*c));
 }
 

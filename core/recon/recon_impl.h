@@ -155,8 +155,13 @@ struct recon_chunk_code {
 struct recon_chunk {
 	struct recon_chk chk;  /* first: the speculative run's r->chk */
 	uint64_t start, n;     /* records [start, start + n) of one hart */
-	struct trace_batch *b; /* copies */
+	struct trace_batch *b; /* copies, their records in the arrays below */
 	size_t nb, cap;
+	/* the records, kept from chunk to chunk (no page faults on reuse) */
+	uint64_t *pcs, *cycles;
+	uint32_t *insns;
+	uint8_t *privs;
+	size_t reccap;
 	struct recon *spec; /* the speculative run, once done */
 	/* The state at the last snapshot (record p, right after a block end),
 	 * UINT64_MAX: none */
@@ -181,6 +186,9 @@ void recon_chunk_spec(const struct recon *m, struct recon_chunk *c);
  * that run's counts and takes its final stack; else runs the chunk itself.
  * Returns 1 when joined, 0 when run sequentially. */
 int recon_chunk_join(struct recon *m, struct recon_chunk *c);
+/* recon_chunk_clear empties the chunk for the next one (keeping its record
+ * arrays); recon_chunk_free frees everything. */
+void recon_chunk_clear(struct recon_chunk *c);
 void recon_chunk_free(struct recon_chunk *c);
 
 /* recon_par.c: a parallel run of r (started, recon_par_reason NULL) on the
