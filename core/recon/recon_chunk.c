@@ -149,6 +149,7 @@ static void spec_snapshot(struct recon *r, struct tracker_hart *h, uint64_t at)
 	memcpy(c->snap, s->v, s->n * sizeof(*s->v));
 	c->nsnap = s->n;
 	c->p = at;
+	c->nframes = (uint32_t)r->run.frames.n;
 	c->blk_start = h->blk->start;
 	c->last_seq = h->last_seq;
 	c->last_cycle = h->last_cycle;
@@ -290,8 +291,12 @@ static void merge(struct recon *m, struct tracker_hart *h, struct recon_chunk *c
 	uint32_t *fmap = oob_xmalloc((s->run.frames.n + 1) * sizeof(*fmap));
 	memset(fmap, 0xff, (s->run.frames.n + 1) * sizeof(*fmap));
 	uint32_t *nmap = oob_xcalloc(s->cct.n, sizeof(*nmap));
-	/* Nodes in the speculative run's creation order, which is the order the
-	 * sequential run first reaches them in: the same ids for new ones. */
+	/* Frames, then nodes, in the speculative run's creation order since the
+	 * snapshot, which is the order the sequential run first meets them in
+	 * (a frame when its code is first decoded, used by a node or not): the
+	 * same ids for new ones. */
+	for (uint32_t k = c->nframes; k < s->run.frames.n; k++)
+		map_frame(m, s, fmap, k);
 	nmap[f + 1] = h->stk->v[f + d].node;
 	for (size_t k = f + 2; k < s->cct.n; k++)
 		nmap[k] = cct_child(&m->cct, nmap[s->cct.v[k].parent],

@@ -169,6 +169,7 @@ struct recon_chunk {
 	struct stack_entry *snap;
 	uint32_t nsnap, snapcap;
 	uint64_t blk_start, last_seq, last_cycle, vector, mvector;
+	uint32_t nframes; /* frames the speculative run had then */
 	uint8_t priv, xret_deferred;
 	int sigret_pushed;
 	/* code learned since the snapshot (all of it as the ELFs have it) */

@@ -103,11 +103,13 @@ for tr in "$gen"/*/*.oobt "$gen"/*/*/*.oobt "$gen"/*/*.exec.log.lz4 "$gen"/reade
 	[ "$(wc -c <"$tr")" -gt 10000000 ] && BIG=1
 	check "$name" "$tr"
 done
+mkdir -p "$w/in" || exit 1
 for p in mixed recursion longjmp mutual tailcall fnptr; do
 	[ -e "$gen/progs/$p.oobt" ] || continue
 	BIG=
-	"$CLI" convert --to tracerv-bin "$gen/progs/$p.oobt" -o "$w/$p.trv" 2>/dev/null &&
-		cp "$gen/progs/$p" "$w/$p" && check "$p.trv" "$w/$p.trv"
-	"$CLI" convert --to tracerv-bin --lz4 "$gen/progs/$p.oobt" -o "$w/$p.trv.lz4" 2>/dev/null &&
-		check "$p.trv.lz4" "$w/$p.trv.lz4"
+	cp "$gen/progs/$p" "$w/in/$p" || continue
+	"$CLI" convert --to tracerv-bin "$gen/progs/$p.oobt" -o "$w/in/$p.trv" 2>/dev/null &&
+		check "$p.trv" "$w/in/$p.trv"
+	"$CLI" convert --to tracerv-bin --lz4 "$gen/progs/$p.oobt" -o "$w/in/$p.trv.lz4" 2>/dev/null &&
+		check "$p.trv.lz4" "$w/in/$p.trv.lz4"
 done
