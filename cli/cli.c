@@ -183,6 +183,10 @@ static int parse_opt(struct cli *c, unsigned bit, int opt, char *val)
 		return 0;
 	case OPT_LZ4_THREADS:
 		return parse_number_opt("--lz4-threads", val, 64, &t->in.threads);
+	case OPT_THREADS:
+		return parse_number_opt("--threads", val, 256, &c->ro.threads) < 0 || !c->ro.threads
+			   ? cli_bad_value("--threads", val)
+			   : 0;
 	case OPT_MAX:
 		return parse_u64(val, &c->ro.max_insns) < 0 ? cli_bad_value("--max-insns", val) : 0;
 	case OPT_MAX_DEPTH:

@@ -77,6 +77,7 @@ enum cli_opt_id {
 	OPT_TIMEOUT,
 	OPT_PID,
 	OPT_TASK,
+	OPT_THREADS,
 };
 
 /* The command named name: its bit, or 0 for none. */

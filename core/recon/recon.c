@@ -66,9 +66,31 @@ static void hart_start(struct recon *r, struct tracker_hart *h, const struct tra
 	h->run_base = h->stk->n - 1;
 }
 
-/* Reconstructs records [i, e) of the batch. */
-static void hart_run(struct recon *r, struct tracker_hart *h, const struct trace_batch *b,
-		     uint32_t i, uint32_t e)
+/* A chunk run after a block end at record i (recon_chunk.c): a speculative
+ * run takes its snapshot when the chunk's floor was touched; a join's re-run
+ * stops at its record (1), or is past it and never will. */
+static int chunk_event(struct recon *r, struct tracker_hart *h, struct code_block *blk, uint32_t i)
+{
+	struct recon_chk *c = r->chk;
+	uint64_t at = h->seq + i;
+	h->blk = blk;
+	h->pos = 0;
+	if (c->spec) {
+		if (c->touched)
+			c->snapshot(r, h, at);
+		return 0;
+	}
+	if (at < c->stop)
+		return 0;
+	c->stopped = at == c->stop;
+	c->stop = UINT64_MAX;
+	return c->stopped;
+}
+
+/* Reconstructs records [i, e) of the batch; returns e, or where a join's
+ * re-run stopped (chunk_event). */
+static uint32_t hart_run(struct recon *r, struct tracker_hart *h, const struct trace_batch *b,
+			 uint32_t i, uint32_t e)
 {
 	const uint64_t *pc = b->pc;
 	if (!h->started)
@@ -85,6 +107,8 @@ static void hart_run(struct recon *r, struct tracker_hart *h, const struct trace
 			else
 				blk = recon_transition(r, h, blk, nb, i);
 			pos = 0;
+			if (r->chk && chunk_event(r, h, blk, i))
+				break;
 		}
 		uint32_t m = blk->n - pos < e - i ? blk->n - pos : e - i, k;
 		k = match_pcs(pc + i, blk->pcs + pos, m);
@@ -96,10 +120,13 @@ static void hart_run(struct recon *r, struct tracker_hart *h, const struct trace
 		if (k < m) {
 			blk = recon_deviation(r, h, blk, pos, i);
 			pos = 0;
+			if (r->chk && chunk_event(r, h, blk, i))
+				break;
 		}
 	}
 	h->blk = blk;
 	h->pos = pos;
+	return i;
 }
 
 /* Feeds the instruction bits of record i to its code space. */
@@ -117,7 +144,10 @@ static void learn_one(struct recon *r, struct tracker_hart *h, const struct trac
 	r->seen_bits[slot].pc = pc;
 	r->seen_bits[slot].bits = bits;
 	r->seen_bits[slot].cs = cs;
-	code_put(cs, pc, bits);
+	if (r->chk)
+		r->chk->learned(r, cs, pc, bits);
+	else
+		code_put(cs, pc, bits);
 }
 
 /* Feeds the instruction bits of records [s, e) to their code spaces: only
@@ -502,6 +532,7 @@ int recon_start(struct recon *r, unsigned fields, const char *format, struct oob
 	if (r->started)
 		return oob_err_set(err, -EINVAL, "reconstruction already started");
 	r->run.st.format = format;
+	r->fields = fields;
 	recon_nonlocal_init(r);
 	int rc = choose_tracker(r, fields, err);
 	r->started = rc == 0;
@@ -515,6 +546,35 @@ int recon_feed(struct recon *r, const struct trace_batch *b)
 	batch(r, b);
 	r->seen += b->n;
 	return 0;
+}
+
+uint32_t recon_feed_from(struct recon *r, const struct trace_batch *b, uint32_t s)
+{
+	struct tracker_hart *h = hart_get(r, b->hart);
+	h->cycles = b->cycle != NULL;
+	r->run.b = b;
+	if (s == 0)
+		r->xi = r->spx = 0;
+	if (b->insn)
+		learn_bits(r, h, b, s, b->n);
+	uint32_t e = hart_run(r, h, b, s, b->n);
+	if (e < b->n)
+		return e;
+	if (b->nx)
+		recon_sp_sync(r, h, b->n);
+	h->seq += b->n;
+	r->run.gseq += b->n;
+	if (b->cycle)
+		h->end_cycle = b->cycle[b->n - 1];
+	if (b->priv)
+		h->priv = b->priv[b->n - 1];
+	r->seen += b->n;
+	return e;
+}
+
+struct tracker_hart *recon_hart(struct recon *r, unsigned id)
+{
+	return hart_get(r, id);
 }
 
 int recon_finish(struct recon *r, struct profile **out)
@@ -584,6 +644,26 @@ static struct trace_merge *open_traces(struct recon *r, const char *const *paths
 	return trace_merge_open_run(paths, &to, r->opts->harts, n, err);
 }
 
+/* Why this run cannot be cut into chunks (RECONSTRUCTION.md 15), or NULL:
+ * what a chunk cannot know from its own records. */
+static const char *par_reason(const struct recon *r)
+{
+	const struct recon_opts *o = r->opts;
+	if (r->fields & (TRACE_F_REGS | TRACE_F_MEM | TRACE_F_EVENTS))
+		return "the trace has register, memory or event records (tasks, sp)";
+	if (r->trk || r->run.proc.enabled)
+		return "tasks are told apart (a kernel is given)";
+	if (r->go)
+		return "a Go program (goroutine stacks are shared state)";
+	if (o->on_event || o->on_batch)
+		return "stack events are wanted";
+	if (o->inline_frames)
+		return "inline frames";
+	if (o->max_insns)
+		return "an instruction limit";
+	return NULL;
+}
+
 static int run_traces(struct recon *r, const char *const *paths, size_t n, struct oob_err *err)
 {
 	struct trace_merge *m = open_traces(r, paths, n, err);
@@ -595,8 +675,11 @@ static int run_traces(struct recon *r, const char *const *paths, size_t n, struc
 		trace_merge_close(m);
 		return run_fireperf_files(r, paths, n, err);
 	}
+	const char *why = rc == 0 && r->opts->threads > 1 ? par_reason(r) : "";
+	if (why && *why)
+		OOB_INFO("recon: %u threads: sequential: %s", r->opts->threads, why);
 	if (rc == 0)
-		rc = run_merged(r, m, err);
+		rc = why ? run_merged(r, m, err) : recon_par_run(r, m, r->opts->threads, err);
 	r->run.st.raw_bytes = trace_merge_raw_bytes(m);
 	r->run.st.records_cut = trace_merge_cut_records(m);
 	trace_merge_close(m);

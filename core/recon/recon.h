@@ -87,6 +87,12 @@ struct recon_opts {
 	 * paths), for callers whose paths do not carry the names. */
 	const uint16_t *harts;
 
+	/* Threads for one trace (RECONSTRUCTION.md 16): 0 or 1 runs it
+	 * sequentially; more cut a single-hart, user-mode trace into chunks
+	 * reconstructed in parallel with the same result, and run anything else
+	 * sequentially (saying why at the info log level). */
+	unsigned threads;
+
 	/* Stack events (NULL: none, and no cost). Called from the running thread. */
 	recon_event_fn on_event;
 	void *event_ctx;

@@ -107,6 +107,7 @@ static struct code_block *ret(struct recon *r, struct tracker_hart *h, struct co
 		recon_go_recheck(r, h, nb->start, FRAME_NONE);
 	}
 	uint32_t base = stack_segment_base(h->stk);
+	recon_touch(r, h->stk->n - 1); /* the top's return address and walk count */
 	/* The register regime first (3.6): where the top frame's return address
 	 * does not explain the landing, or sp is not back at the top frame's
 	 * entry sp (the unwinder "returns" to a pad that starts at the return
@@ -120,6 +121,8 @@ static struct code_block *ret(struct recon *r, struct tracker_hart *h, struct co
 	int64_t at = stack_top(h->stk)->walked && recon_pc_rules(r) && recon_eh_land(r, h, nb)
 			 ? -2
 			 : stack_find_ret(h->stk, nb->start);
+	if (at == -1)
+		recon_touch(r, 0); /* the rules below may look at the whole stack */
 	if (at == -1 && ret_miss(r, h, nb->start))
 		at = stack_find_ret(h->stk, nb->start);
 	if (at == -2) {
@@ -239,6 +242,7 @@ void recon_trap(struct recon *r, struct tracker_hart *h, struct code_block *nb, 
 void recon_resume(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i)
 {
 	int64_t m = stack_last_marker(h->stk);
+	recon_touch(r, m < 0 ? 0 : m);
 	if (m < 0) {
 		/* The trace started inside a handler: what it returns to is new. */
 		r->run.st.returns_above++;
@@ -371,6 +375,7 @@ static void heuristic(struct recon *r, struct tracker_hart *h, const struct code
 			return;
 		}
 	}
+	recon_touch(r, 0); /* no frame of nb's function in the whole segment */
 	recon_jump(r, h, blk, nb, i);
 }
 

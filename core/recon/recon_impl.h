@@ -38,11 +38,12 @@ struct recon {
 	size_t nharts;
 	uint32_t max_depth;
 	uint32_t unknown_frame;
-	uint32_t xi;   /* extras cursor in run.b */
-	uint32_t spx;  /* extras cursor of recon_sp_sync in run.b */
-	int started;   /* recon_start ran */
-	uint64_t seen; /* records fed */
-	double t0;     /* when recon_new began (monotonic seconds) */
+	uint32_t xi;	 /* extras cursor in run.b */
+	uint32_t spx;	 /* extras cursor of recon_sp_sync in run.b */
+	int started;	 /* recon_start ran */
+	unsigned fields; /* what the trace carries (recon_start) */
+	uint64_t seen;	 /* records fed */
+	double t0;	 /* when recon_new began (monotonic seconds) */
 	/* Direct-mapped filter in front of code_put: readers hand over the bits of
 	 * every record, but they rarely change, and a compare is cheaper than a
 	 * hash lookup per instruction. */
@@ -67,9 +68,40 @@ struct recon {
 	 * into a task's user code space where a handler returns into its
 	 * trampoline; NULL without */
 	struct sym_binary *vdso;
-	unsigned vdso_maps; /* bases it was mapped at */
-	size_t nnlbins;	    /* nlbins: one per binary, and the vDSO's */
+	unsigned vdso_maps;			    /* bases it was mapped at */
+	size_t nnlbins;				    /* nlbins: one per binary, and the vDSO's */
+	uint64_t par_joined, par_rerun, par_direct; /* recon_par.c: chunks so handled */
+	struct recon_chk *chk; /* recon_chunk.c: a chunk run (speculative or a join's
+				  re-run), NULL in the sequential run */
 };
+
+/*
+ * A chunk's run (recon_chunk.c, RECONSTRUCTION.md 16). A speculative run
+ * starts on a stack whose entries up to floor stand for the unknown stack
+ * below the chunk's start; every event that reads or changes an entry at or
+ * below floor (other than the top's frame and node) "touches" it, and the
+ * run then starts its counts over (a snapshot). A join's re-run stops right
+ * after the block end at record stop.
+ */
+struct recon_chk {
+	int spec;	/* 1: speculative */
+	uint32_t floor; /* spec: the entry of the chunk's first frame */
+	int touched;	/* spec: the floor was touched since the snapshot */
+	int unsafe;	/* spec: learned code the ELFs do not have: no join */
+	uint32_t maxn;	/* spec: deepest stack since the snapshot */
+	uint64_t stop;	/* re-run: record to stop at (UINT64_MAX: none) */
+	int stopped;	/* re-run: stopped there */
+	void (*snapshot)(struct recon *r, struct tracker_hart *h, uint64_t at);
+	void (*learned)(struct recon *r, struct code_space *cs, uint64_t pc, uint32_t bits);
+};
+
+/* An event reads or changes stack entry idx (and so may depend on the stack
+ * below a chunk's start): only a speculative chunk run cares. */
+static inline void recon_touch(struct recon *r, int64_t idx)
+{
+	if (r->chk && idx <= (int64_t)r->chk->floor)
+		r->chk->touched = 1;
+}
 
 /* What entering a function says beyond a call (recon_nonlocal.c). */
 enum recon_fn_kind {
@@ -131,6 +163,64 @@ static inline int recon_firmware_pc(const struct recon *r, uint64_t addr, int ke
 		       addr < (r->mvector & ~(RECON_FW_SPAN - 1)) + RECON_FW_SPAN;
 	return kernel_ran && addr >= 0x80000000ull && addr < 0x80000000ull + RECON_FW_SPAN;
 }
+/* recon.c, for chunk runs (no tracker, no extras): reconstructs records
+ * [s, n) of b, or up to where a join's re-run stops; returns that index. */
+uint32_t recon_feed_from(struct recon *r, const struct trace_batch *b, uint32_t s);
+/* The hart's state, created if new. */
+struct tracker_hart *recon_hart(struct recon *r, unsigned id);
+
+/* recon_chunk.c: one chunk of a parallel run (RECONSTRUCTION.md 16). */
+struct recon_chunk_code {
+	uint64_t pc;
+	uint32_t space, bits;
+};
+
+struct recon_chunk {
+	struct recon_chk chk;  /* first: the speculative run's r->chk */
+	uint64_t start, n;     /* records [start, start + n) of one hart */
+	struct trace_batch *b; /* copies, their records in the arrays below */
+	size_t nb, cap;
+	/* the records, kept from chunk to chunk (no page faults on reuse) */
+	uint64_t *pcs, *cycles;
+	uint32_t *insns;
+	uint8_t *privs;
+	size_t reccap;
+	struct recon *spec; /* the speculative run, once done */
+	/* The state at the last snapshot (record p, right after a block end),
+	 * UINT64_MAX: none */
+	uint64_t p;
+	struct stack_entry *snap;
+	uint32_t nsnap, snapcap;
+	uint64_t blk_start, last_seq, last_cycle, vector, mvector;
+	uint32_t nframes; /* frames the speculative run had then */
+	uint8_t priv, xret_deferred;
+	int sigret_pushed;
+	/* code learned since the snapshot (all of it as the ELFs have it) */
+	struct recon_chunk_code *code;
+	size_t ncode, codecap;
+};
+
+/* Copies records [s, e) of b to the chunk's end. */
+void recon_chunk_add(struct recon_chunk *c, const struct trace_batch *b, uint32_t s, uint32_t e);
+/* The speculative run of chunk c with the options and trace of master m
+ * (any thread; touches nothing of m but its options). */
+void recon_chunk_spec(const struct recon *m, struct recon_chunk *c);
+/* Joins chunk c to master m, whose stack is where the chunk starts: re-runs
+ * up to the snapshot, and if m's state there is the speculative run's, adds
+ * that run's counts and takes its final stack; else runs the chunk itself.
+ * Returns 1 when joined, 0 when run sequentially. */
+int recon_chunk_join(struct recon *m, struct recon_chunk *c);
+/* recon_chunk_clear empties the chunk for the next one (keeping its record
+ * arrays); recon_chunk_free frees everything. */
+void recon_chunk_clear(struct recon_chunk *c);
+void recon_chunk_free(struct recon_chunk *c);
+
+/* recon_par.c: a parallel run of r (started, recon_par_reason NULL) on the
+ * opened traces: 0 or a negative errno, like run_merged. */
+struct trace_merge;
+int recon_par_run(struct recon *r, struct trace_merge *m, unsigned threads, struct oob_err *err);
+/* Records per chunk (OOB_CHUNK_RECORDS overrides, for tests). */
+#define RECON_CHUNK_RECORDS (2u << 20)
 
 /* recon_warn.c: warnings and firmware frames on the finished profile. */
 void recon_warn(const struct recon *r, struct profile *p);

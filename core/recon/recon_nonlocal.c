@@ -190,6 +190,7 @@ uint8_t recon_fn_kind_slow(struct recon *r, uint32_t f)
  */
 static void count_walk(struct recon *r, struct stack *s)
 {
+	recon_touch(r, s->n < 4 ? 0 : s->n - 4);
 	if (s->n < 4)
 		return;
 	struct stack_entry *u = &s->v[s->n - 4];
@@ -218,6 +219,7 @@ void recon_nonlocal_entered(struct recon *r, struct tracker_hart *h, uint8_t kin
 		recon_go_mcall(r, h);
 		return;
 	}
+	recon_touch(r, s->n < 2 ? 0 : s->n - 2);
 	if (s->n < 2 || s->v[s->n - 2].marker)
 		return;
 	if (kind == RECON_FN_SETJMP && stack_top(s)->ret != STACK_RET_NONE)
@@ -241,6 +243,7 @@ int recon_eh_land(struct recon *r, struct tracker_hart *h, struct code_block *nb
 	    nb->func == FRAME_NONE)
 		return 0;
 	uint32_t f = s->n - 1;
+	recon_touch(r, top->walked > f ? 0 : f - top->walked);
 	if (top->walked > f || s->v[f - top->walked].frame != nb->func ||
 	    stack_segment_base(s) > f - top->walked) {
 		/* the count names no frame of the pad's function: the rules for
@@ -269,6 +272,7 @@ int recon_longjmp_land(struct recon *r, struct tracker_hart *h, uint64_t t)
 	struct stack *s = h->stk;
 	int64_t at = -1;
 	unsigned found = 0;
+	recon_touch(r, 0);
 	for (int64_t k = (int64_t)s->n - 1; k >= 0; k--) {
 		if (s->v[k].jmp == t && !found++)
 			at = k;
@@ -324,6 +328,7 @@ int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_b
 {
 	struct stack *s = h->stk;
 	uint32_t base = stack_segment_base(s);
+	recon_touch(r, base ? base - 1 : 0);
 	/* An empty segment (a return right above its marker: only in corrupt
 	 * input) has no handler frame to name. */
 	if (base == 0 || base >= s->n || s->v[base - 1].marker == IDS_MARK_ROOT || (*nbp)->kernel)
@@ -364,6 +369,7 @@ int recon_sigreturn_done(struct recon *r, struct tracker_hart *h, struct code_bl
 	    nb->func == top->frame || (nb->func == FRAME_NONE && !nb->map) || priv_rises(r, h, i))
 		return 0;
 	int64_t m = stack_last_marker(h->stk);
+	recon_touch(r, m < 0 ? 0 : m);
 	recon_flush(r, h, i);
 	r->run.st.events++;
 	r->run.st.trap_returns++;

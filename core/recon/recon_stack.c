@@ -104,6 +104,7 @@ void recon_pop_to(struct recon *r, struct tracker_hart *h, uint32_t n)
 {
 	if (n < h->low)
 		h->low = n;
+	recon_touch(r, n);
 	if (r->opts->on_event)
 		for (uint32_t d = h->stk->n; d > n; d--)
 			emit(r, h, RECON_EV_CLOSE, d, 0);
@@ -125,6 +126,8 @@ void recon_push(struct recon *r, struct tracker_hart *h, uint32_t frame, uint64_
 	uint32_t node = cct_child(&r->cct, recon_top_node(h), frame);
 	r->cct.v[node].calls += (uint64_t)calls;
 	stack_push(h->stk, frame, node, ret, marker);
+	if (r->chk && h->stk->n > r->chk->maxn)
+		r->chk->maxn = h->stk->n;
 	/* The register regime: a call's entry keeps the sp the call left, a
 	 * trap's marker the interrupted sp; the frame a trap enters, a rebased
 	 * or a root frame runs on a stack whose sp no call left (0: unknown). */

@@ -103,7 +103,7 @@ for _ in $(seq "$REPS"); do
 	for row in $rows; do
 		f=${row%%:*} rest=${row#*:}
 		t=$dir/$f threads=${rest%%:*} name=${rest#*:}
-		set -- $(measure "$cli" fold --lz4-threads "$threads" --elf "$prog" "$t")
+		set -- $(measure "$cli" fold --threads 1 --lz4-threads "$threads" --elf "$prog" "$t")
 		fold_s=$1 rss=$2
 		cat_s=$(measure cat "$t" | cut -d' ' -f1)
 		case $t in
@@ -125,11 +125,16 @@ for row in $rows; do
 	printf '%-22s %8s %8s %9s %8s kB %9s %7s\n' "$name" "$(size_mb "$dir/$f")" "$fold_s" \
 		"$(mips "$fold_s")" "$(median "$name" 3)" "$(median "$name" 4)" "$(median "$name" 5)"
 done
-echo "(medians of $REPS interleaved rounds, wall times; fold: oobprof fold --lz4-threads N"
-echo " --elf mixed TRACE > /dev/null, N = 1 sequential, 2: LZ4 frames on 2 threads"
+echo "(medians of $REPS interleaved rounds, wall times; fold: oobprof fold --threads 1"
+echo " --lz4-threads N --elf mixed TRACE > /dev/null, N = 1 sequential, 2: LZ4 frames on 2 threads"
 echo " (oobt's body is LZ4 too); lz4 -t s: lz4 -t TRACE; cat s: cat TRACE > /dev/null,"
 echo " the file cache warm; load after: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min),"
 echo " $(nproc) cores)"
+echo
+
+# One trace on several threads (RECONSTRUCTION.md 16): the scaling table.
+sh "$OOB_SRCDIR/tests/bench/bench-par.sh" "$cli" "$prog" "$insns" "$dir/mixed.oobt" \
+	"$dir/mixed.trv" "$dir/mixed.trv.lz4"
 echo
 
 # The register regime (RECONSTRUCTION.md 3.6): the plugin with and without
