@@ -43,7 +43,7 @@ python3 - "$CLI" "$G" "$OOB_SRCDIR/tests/tools/stack_truth.py" "$tmp" <<'PY'
 import os, re, subprocess, sys
 cli, G, stack_truth, tmp = sys.argv[1:5]
 T = "test_full_signals"
-USER = ["init", "calls", "sort", "syscalls", "signals"]
+USER = ["init", "calls", "sort", "syscalls", "signals", "waits"]
 # OpenSBI's ELF, for the pc-only run: without instruction bits in the trace,
 # code of no ELF (the firmware's) cannot be followed at all
 FW = os.environ.get("OPENSBI_ELF", "/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_jump.elf")

@@ -312,7 +312,7 @@ if ! command -v qemu-system-riscv64 >/dev/null 2>&1 || [ ! -e "$L/sv39/boot.oobt
 	echo "SKIP: $T: system: no qemu-system-riscv64, OpenSBI or booted Linux (gen-linux.sh)"
 	exit 0
 fi
-ELFS="--elf $L/sv39/vmlinux --elf $L/init --elf $L/calls --elf $L/sort --elf $L/syscalls"
+ELFS="--elf $L/sv39/vmlinux --elf $L/init --elf $L/calls --elf $L/sort --elf $L/syscalls --elf $L/signals --elf $L/waits"
 port=$(free_port)
 qemu-system-riscv64 -M virt -m 256M -smp 1 -nographic -no-reboot -bios "$FW" \
 	-kernel "$L/sv39/Image" -icount shift=0,sleep=off,align=off -seed 1 \

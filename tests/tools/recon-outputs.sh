@@ -93,7 +93,7 @@ L=$G/linux
 for v in sv57 sv39 smp2; do
 	[ -e "$L/$v/boot.oobt" ] || continue
 	set -- --elf "$L/$v/vmlinux"
-	for u in init calls sort syscalls; do
+	for u in init calls sort syscalls signals waits; do
 		set -- "$@" --elf "$L/$u"
 	done
 	all "linux-$v" "$@" "$L/$v/boot.oobt"
