@@ -300,11 +300,10 @@ PY
 # reconstruction adds " (file)" to names several functions share) and the
 # outermost entry frames the trace shows otherwise are dropped
 # (handle_exception: the trace shows "[trap]"; _start_kernel: entered by a
-# jump from the firmware), and init's fork child's "main;main" (the
-# reconstruction's) taken as one main. Half of the samples must have 3
-# frames or more.
-# minstret (instructions under -icount) never falls and ends within the trace's
-# instruction count.
+# jump from the firmware), and a signal handler is compared from itself up
+# (its caller, the vDSO trampoline, is code no sample names). Half of the
+# samples must have 3 frames or more.
+# minstret (instructions under -icount) never falls.
 L=$OOB_BUILDDIR/tests/gen/linux
 FW=${OPENSBI_FW:-/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_jump.bin}
 if ! command -v qemu-system-riscv64 >/dev/null 2>&1 || [ ! -e "$L/sv39/boot.oobt" ] ||
@@ -342,13 +341,8 @@ def norm(f):
 exact = set()
 for l in open(exact_f):
     fr = [norm(f) for f in l.rsplit(" ", 1)[0].split(";")]
-    # the reconstruction gives init's fork child "main;main;spin" (the
-    # parent's copied frames, then main again): accept the stack with a
-    # doubled frame once, as the child runs it
-    once = [f for i, f in enumerate(fr) if i == 0 or f != fr[i - 1] or f != "main"]
-    for v in (fr, once):
-        for i in range(len(v)):
-            exact.add(";".join(v[i:]))
+    for i in range(len(fr)):
+        exact.add(";".join(fr[i:]))
 ok = fw = deep = 0
 bad = []
 for l in open(fold_f):
@@ -357,6 +351,12 @@ for l in open(fold_f):
     fr = [f for f in s.split(";") if f not in ("[walk failed]", "[walk truncated]")]
     while len(fr) > 1 and fr[0] in ("handle_exception", "_start_kernel"):
         fr = fr[1:]
+    # a signal handler's caller is the vDSO's sigreturn trampoline (code no
+    # sample symbolizes: each process maps the vDSO elsewhere); the trace
+    # shows the trap the signal came at there: compare from the handler up
+    hexes = [i for i, f in enumerate(fr[:-1]) if re.fullmatch(r"0x[0-9a-f]+", f)]
+    if hexes:
+        fr = fr[hexes[-1] + 1:]
     if fr[-1].startswith("0x8"):
         fw += n
     elif ";".join(fr) in exact:
@@ -369,7 +369,9 @@ rising = all(a <= b for a, b in zip(ins, ins[1:]))  # equal: stopped while idle
 print("# system: %d samples in the kernel or programs (%d with 3 frames or more), %d in the "
       "firmware, %d not innermost parts of exact stacks; minstret %d .. %d of %d instructions"
       % (ok + len(bad), deep, fw, len(bad), ins[0], ins[-1], total))
-good = ok >= 50 and not bad and deep >= ok / 2 and rising and ins[-1] <= total
+# no upper bound: with sleep=off an idle hart's virtual time (the waits
+# workload's naps) advances minstret by instructions no trace records
+good = ok >= 50 and not bad and deep >= ok / 2 and rising
 if not good:
     print("FAIL: test_sample_rsp: system: %s; minstret rising %s, last %d of %d"
           % (bad[:3], rising, ins[-1], total))
