@@ -25,7 +25,7 @@ static int number(const char *opt, const char *val, double lo, double hi, double
 int cli_sample_opt(struct cli *c, int opt, const char *val)
 {
 	struct sampler_opts *s = &c->so;
-	double v;
+	double v = 0;
 	switch (opt) {
 	case OPT_HZ:
 		return number("--hz", val, 0.001, 100000, &s->hz);
