@@ -1,5 +1,5 @@
 #!/bin/sh
-# gen-sym.sh OUTDIR: fixtures of tests/unit/test_rv.c and test_sym.c.
+# gen-sym.sh OUTDIR: fixtures of tests/unit/test_rv.c and test_sym*.c.
 #   OUTDIR/vmlinux         the Spike fixture's kernel, decompressed (37 MB)
 #   OUTDIR/sym/cti         tests/fixtures/sym/cti.S linked at 0x10000, no build-id
 #   OUTDIR/sym/recon       recon.S: the functions of tests/unit/test_recon.c's rows
