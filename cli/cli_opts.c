@@ -69,7 +69,8 @@ static const struct cmd_row cmds[] = {
      "the exact stack at given record indices (JSON Lines)",
      "One pass over the trace, one line per index in the order given: the hart's (--hart) "
      "record index \"at\", its \"pc\" and \"priv\", its \"frames\" innermost first "
-     "(\"name\", \"kind\": user, kernel, marker, process...), the \"task\" they run in; "
+     "(\"name\", \"kind\": user, kernel, marker, process...; \"addr\": the function's entry), the "
+     "\"task\" they run in; "
      "\"found\": false for an index past the hart's last record. What record N runs on is "
      "what a sampler sees after N instructions retired (docs/formats/SAMPLES.md)."},
     {"gotrace", 0, "oobprof gotrace [options] GO-TRACE", "a Go execution trace",

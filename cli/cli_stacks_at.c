@@ -92,8 +92,13 @@ static json_t *stack_json(const struct stacks_at_stack *t, const struct profile 
 	json_t *fr = json_array();
 	for (uint32_t d = 0; d < t->depth; d++) {
 		const struct profile_frame *f = profile_frame(p, t->frames[d]);
-		json_array_append_new(fr, json_pack("{ss ss}", "name", f->name, "kind",
-						    profile_frame_kind_name(f->kind)));
+		json_t *one =
+		    json_pack("{ss ss}", "name", f->name, "kind", profile_frame_kind_name(f->kind));
+		if (f->addr) {
+			snprintf(pc, sizeof(pc), "0x%" PRIx64, f->addr);
+			json_object_set_new(one, "addr", json_string(pc));
+		}
+		json_array_append_new(fr, one);
 		if (d + 1 == t->depth && f->kind == PROFILE_FRAME_PROCESS)
 			json_object_set_new(o, "task", json_string(f->name));
 	}
