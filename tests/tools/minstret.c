@@ -117,6 +117,8 @@ struct scan {
 	struct rec *tpc;  /* and its pc and bits, by the same position */
 	size_t tcap;
 	struct vec lost; /* indices of records that did not retire, ascending */
+	struct vec wfis; /* indices of wfi records */
+	struct vec late; /* pcs of the records from the first wfi on */
 	uint64_t entries, faults, csrs, first_wfi, k;
 	struct rec prev;
 	int have_prev;
@@ -152,17 +154,145 @@ static void step(struct scan *s, uint64_t pc, uint32_t in)
 			s->entries++;
 		}
 	}
-	if (in == WFI && s->first_wfi == UINT64_MAX)
-		s->first_wfi = s->k;
+	if (in == WFI) {
+		if (s->first_wfi == UINT64_MAX)
+			s->first_wfi = s->k;
+		push(&s->wfis, s->k);
+	}
+	if (s->first_wfi != UINT64_MAX)
+		push(&s->late, pc);
 	s->prev = (struct rec){pc, in};
 	s->have_prev = 1;
 	s->k++;
 }
 
+/* Records before i that did not retire. */
+static uint64_t lost_before(const struct scan *s, uint64_t i)
+{
+	size_t lo = 0, hi = s->lost.n;
+	while (lo < hi) {
+		size_t m = (lo + hi) / 2;
+		if (s->lost.v[m] < i)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo;
+}
+
+/* The first index i with i - lost_before(i) = n (lost[k] - k rises). */
+static uint64_t index_of(const struct scan *s, uint64_t n)
+{
+	size_t lo = 0, hi = s->lost.n;
+	while (lo < hi) {
+		size_t m = (lo + hi) / 2;
+		if (s->lost.v[m] - m < n)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return n + lo;
+}
+
+static uint64_t late_pc(const struct scan *s, uint64_t i)
+{
+	return i >= s->first_wfi && i - s->first_wfi < s->late.n ? s->late.v[i - s->first_wfi] : 0;
+}
+
+/* The last record of segment k (after wfi k; -1: before the first). */
+static uint64_t seg_end(const struct scan *s, long k)
+{
+	return (size_t)(k + 1) < s->wfis.n ? s->wfis.v[k + 1] : s->k - 1;
+}
+
+struct sample {
+	uint64_t n, pc;
+};
+
+/* How many of the samples from v[0] on map, with warp w, to a record of
+ * segment k with their pc (counting stops at the first that leaves it). */
+static size_t score(const struct scan *s, const struct sample *v, size_t nv, long k, uint64_t w)
+{
+	size_t c = 0;
+	for (size_t i = 0; i < nv && i < 64; i++) {
+		if (v[i].n < w)
+			break;
+		uint64_t idx = index_of(s, v[i].n - w);
+		if (idx > seg_end(s, k))
+			break;
+		c += late_pc(s, idx) == v[i].pc;
+	}
+	return c;
+}
+
+/* The warp after wfi k that maps the most of v[0..nv) onto their pcs,
+ * v[0] on a record of segment k, and at least one more sample (0: none:
+ * one pc alone is too easily met again in code that repeats). */
+static uint64_t fit(const struct scan *s, const struct sample *v, size_t nv, long k, uint64_t w0,
+		    uint64_t *at)
+{
+	uint64_t best = 0;
+	size_t best_score = 0;
+	for (uint64_t j = s->wfis.v[k] + 1; j <= seg_end(s, k); j++) {
+		if (late_pc(s, j) != v[0].pc)
+			continue;
+		uint64_t t = j - lost_before(s, j);
+		if (v[0].n <= t || v[0].n - t <= w0)
+			continue;
+		size_t sc = score(s, v, nv, k, v[0].n - t);
+		if (sc >= 2 && sc > best_score) { /* another sample agrees */
+			best_score = sc;
+			best = v[0].n - t;
+			*at = j;
+		}
+	}
+	return best;
+}
+
+/* Prints each sample's record: "N INDEX [INDEX+1]", "N INDEX fit" (the
+ * first past a wfi, whose index fitted the warp), "N idle". */
+static void map_all(const struct scan *s, const struct sample *v, size_t nv)
+{
+	uint64_t w = 0; /* the clock's jumps at the wfis before segment k */
+	long k = -1;
+	for (size_t i = 0; i < nv; i++) {
+		uint64_t n = v[i].n, idx = n >= w ? index_of(s, n - w) : 0;
+		if (i && n < v[i - 1].n) { /* not sorted: start over */
+			w = 0;
+			k = -1;
+			idx = index_of(s, n);
+		}
+		if (n >= w && idx <= seg_end(s, k)) {
+			size_t j = lost_before(s, idx);
+			if (j < s->lost.n && s->lost.v[j] == idx) /* at the fault or its trap */
+				printf("%llu %" PRIu64 " %" PRIu64 "\n", (unsigned long long)n, idx,
+				       idx + 1);
+			else
+				printf("%llu %" PRIu64 "\n", (unsigned long long)n, idx);
+			continue;
+		}
+		uint64_t at = 0, nw = 0;
+		long nk = k + 1;
+		for (; v[i].pc && (size_t)nk < s->wfis.n && !nw; nk++)
+			nw = fit(s, v + i, nv - i, nk, w, &at);
+		if (!nw) {
+			printf("%llu idle\n", (unsigned long long)n);
+			continue;
+		}
+		w = nw;
+		k = nk - 1;
+		printf("%llu %" PRIu64 " fit\n", (unsigned long long)n, at);
+		fprintf(stderr,
+			"# minstret: after the wfi at %" PRIu64 ", the clock is %" PRIu64
+			" ahead of the records retired\n",
+			s->wfis.v[k], w);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(stderr, "usage: minstret TRACE < COUNTS\n");
+		fprintf(stderr, "usage: minstret TRACE < \"N [PC]\" LINES\n");
 		return 2;
 	}
 	struct trace_opts o = {.format = TRACE_FMT_AUTO};
@@ -194,29 +324,25 @@ int main(int argc, char **argv)
 	fprintf(stderr,
 		"# minstret: %" PRIu64 " records, %" PRIu64 " traps, %" PRIu64
 		" did not retire (%" PRIu64 " faults re-executed, %" PRIu64
-		" CSR accesses emulated), first wfi at %" PRId64 "\n",
-		s.k, s.entries, s.lost.n, s.faults, s.csrs,
+		" CSR accesses emulated), %zu wfi, the first at %" PRId64 "\n",
+		s.k, s.entries, s.lost.n, s.faults, s.csrs, s.wfis.n,
 		s.first_wfi == UINT64_MAX ? (int64_t)-1 : (int64_t)s.first_wfi);
-	/* the index after N retired: N plus the non-retired records before it */
-	unsigned long long n;
-	uint64_t prev_n = 0;
-	size_t j = 0;
-	while (scanf("%llu", &n) == 1) {
-		if (n < prev_n) /* rewind: counts need not be sorted */
-			j = 0;
-		prev_n = n;
-		while (j < s.lost.n && s.lost.v[j] < n + j)
-			j++;
-		uint64_t idx = n + j;
-		if (idx > s.first_wfi)
-			printf("%llu idle\n", n);
-		else if (j < s.lost.n && s.lost.v[j] == idx) /* at the fault or its trap */
-			printf("%llu %" PRIu64 " %" PRIu64 "\n", n, idx, idx + 1);
-		else
-			printf("%llu %" PRIu64 "\n", n, idx);
+	struct sample *v = NULL;
+	size_t nv = 0, cap = 0;
+	char line[128];
+	while (fgets(line, sizeof(line), stdin)) {
+		unsigned long long n, pc = 0;
+		if (sscanf(line, "%llu %llx", &n, &pc) < 1)
+			continue;
+		oob_xgrow((void **)&v, &cap, nv + 1, sizeof(*v));
+		v[nv++] = (struct sample){n, pc};
 	}
+	map_all(&s, v, nv);
+	free(v);
 	free(s.traps.v);
 	free(s.tpc);
 	free(s.lost.v);
+	free(s.wfis.v);
+	free(s.late.v);
 	return 0;
 }
