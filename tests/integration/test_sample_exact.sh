@@ -48,6 +48,67 @@ QPID=
 cleanup() { [ -n "$QPID" ] && kill "$QPID" 2>/dev/null; }
 trap cleanup EXIT
 
+# ---- stacks-at on a user program: bad input, and the innermost frame ----
+P=$OOB_BUILDDIR/tests/gen/progs/fnptr
+if [ -e "$P.oobt" ]; then
+	"$CLI" stacks-at --at 12x --elf "$P" "$P.oobt" >/dev/null 2>"$W/e1"
+	r1=$?
+	"$CLI" stacks-at --elf "$P" "$P.oobt" >/dev/null 2>"$W/e2"
+	r2=$?
+	printf '5\n# a comment\n\n-3\n' >"$W/bad.at"
+	"$CLI" stacks-at --at-file "$W/bad.at" --elf "$P" "$P.oobt" >/dev/null 2>"$W/e3"
+	r3=$?
+	printf '0x1000\n1\n' >"$W/one.samples"
+	"$CLI" stacks-at --at 0 "$W/one.samples" >/dev/null 2>"$W/e4"
+	r4=$?
+	if [ $r1 = 2 ] && grep -q "'12x' is not a record index" "$W/e1" && [ $r2 = 2 ] &&
+		grep -q "give the record indices" "$W/e2" && [ $r3 = 2 ] &&
+		grep -q "line 4: '-3' is not a record index" "$W/e3" && [ $r4 = 1 ] &&
+		grep -q "a file of samples has no records" "$W/e4"; then
+		pass "stacks-at: bad indices, none, a samples file: exit 2, 2, 2, 1 with the reason"
+	else
+		fail "stacks-at errors" "exits $r1 $r2 $r3 $r4: $(cat "$W/e1" "$W/e2" "$W/e3" "$W/e4")"
+	fi
+	# every 997th record, and one past the end: the innermost frame is the
+	# function nm puts the record's pc in (the pcs from oobt-decode.py)
+	python3 "$OOB_SRCDIR/tests/tools/oobt-decode.py" "$P.oobt" >"$W/fnptr.pcs"
+	nrec=$(wc -l <"$W/fnptr.pcs")
+	awk -v n="$nrec" 'NR % 997 == 1 { print NR - 1 } END { print n }' "$W/fnptr.pcs" >"$W/fnptr.at"
+	nm -S --defined-only "$P" >"$W/fnptr.nm"
+	if "$CLI" stacks-at --at-file "$W/fnptr.at" --elf "$P" "$P.oobt" >"$W/fnptr.jsonl" \
+		2>"$W/fnptr.err" && python3 - "$W" "$nrec" <<'PY'; then
+import json, sys
+w, nrec = sys.argv[1], int(sys.argv[2])
+pcs = [int(l.split()[0], 16) for l in open(w + "/fnptr.pcs")]
+syms = []
+for l in open(w + "/fnptr.nm"):
+    f = l.split()
+    if len(f) == 4 and f[2] in "TtWw":
+        syms.append((int(f[0], 16), int(f[1], 16)))
+def entry(a):
+    c = [s for s, z in syms if s <= a < s + z]
+    return max(c) if c else None
+n = bad = 0
+for l in open(w + "/fnptr.jsonl"):
+    e = json.loads(l)
+    if e["at"] >= nrec:
+        bad += e["found"]
+        continue
+    n += 1
+    inner = e["frames"][0]
+    want = entry(pcs[e["at"]])
+    if int(e["pc"], 16) != pcs[e["at"]] or (want is not None and int(inner["addr"], 16) != want):
+        bad += 1
+        print("# record %d: pc %s, innermost %s, nm says 0x%x" % (e["at"], e["pc"], inner, want or 0))
+print("# stacks-at: %d records of fnptr, %d wrong" % (n, bad))
+sys.exit(0 if n > 10 and not bad else 1)
+PY
+		pass "stacks-at: the record's pc and its function innermost, past the end not found"
+	else
+		fail "stacks-at on fnptr" "$(head -c 300 "$W/fnptr.err")"
+	fi
+fi
+
 if ! command -v qemu-system-riscv64 >/dev/null 2>&1 || [ ! -e "$L/sv39/boot.oobt" ] ||
 	[ ! -e "$FW" ]; then
 	echo "SKIP: $T: no qemu-system-riscv64, OpenSBI or booted Linux (gen-linux.sh)"
