@@ -237,6 +237,12 @@ static int parse_opt(struct cli *c, unsigned bit, int opt, char *val)
 	case OPT_INSTRET:
 	case OPT_TIMEOUT:
 		return cli_sample_opt(c, opt, val);
+	case OPT_AT:
+		c->at_csv = val;
+		return 0;
+	case OPT_AT_FILE:
+		c->at_path = val;
+		return 0;
 	case OPT_LOG:
 		if (oob_log_parse_level(val, &lvl) < 0)
 			return cli_bad_value("--log-level", val);
@@ -354,12 +360,13 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		int (*fn)(struct cli *, int, char **);
-	} cmds[] = {{"fold", cli_cmd_fold},	    {"top", cli_cmd_top},
-		    {"stats", cli_cmd_stats},	    {"processes", cli_cmd_processes},
-		    {"convert", cli_cmd_convert},   {"export", cli_cmd_export},
-		    {"timeline", cli_cmd_timeline}, {"flamegraph", cli_cmd_flamegraph},
-		    {"diff", cli_cmd_diff},	    {"sample", cli_cmd_sample},
-		    {"offcpu", cli_cmd_offcpu},	    {"path", cli_cmd_path}};
+	} cmds[] = {{"fold", cli_cmd_fold},	     {"top", cli_cmd_top},
+		    {"stats", cli_cmd_stats},	     {"processes", cli_cmd_processes},
+		    {"convert", cli_cmd_convert},    {"export", cli_cmd_export},
+		    {"timeline", cli_cmd_timeline},  {"flamegraph", cli_cmd_flamegraph},
+		    {"diff", cli_cmd_diff},	     {"sample", cli_cmd_sample},
+		    {"offcpu", cli_cmd_offcpu},	     {"path", cli_cmd_path},
+		    {"stacks-at", cli_cmd_stacks_at}};
 	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO, .max_events = 5000000};
 	if (argc < 2) {
 		cli_usage(stderr, NULL);

@@ -44,6 +44,8 @@ struct cli {
 	struct sampler_opts so; /* sample: the sampler's options */
 	int unwind_set;		/* sample: --unwind given (else by --elf) */
 	const char *task_name;	/* offcpu --pid, path --task: a pid or a task's name */
+	const char *at_csv;	/* stacks-at --at: "N,N,..." */
+	const char *at_path;	/* stacks-at --at-file */
 };
 
 /* Prints "oobprof: OPT: bad value 'VAL'" on stderr; returns -EINVAL. */
@@ -70,5 +72,6 @@ int cli_cmd_sample(struct cli *c, int argc, char **argv);
 int cli_sample_opt(struct cli *c, int opt, const char *val);
 int cli_cmd_offcpu(struct cli *c, int argc, char **argv);
 int cli_cmd_path(struct cli *c, int argc, char **argv);
+int cli_cmd_stacks_at(struct cli *c, int argc, char **argv);
 
 #endif

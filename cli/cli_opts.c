@@ -64,6 +64,15 @@ static const struct cmd_row cmds[] = {
      "From the task's last moment in the window backwards: its running intervals, and at each "
      "wait the task that woke it up to the wake-up, across tasks and harts; each running "
      "interval with the stacks it ran."},
+    {"stacks-at", CLI_STACKS_AT,
+     "oobprof stacks-at [options] --at N,...|--at-file F TRACE... [-o OUT]",
+     "the exact stack at given record indices (JSON Lines)",
+     "One pass over the trace, one line per index in the order given: the hart's (--hart) "
+     "record index \"at\", its \"pc\" and \"priv\", its \"frames\" innermost first "
+     "(\"name\", \"kind\": user, kernel, marker, process...; \"addr\": the function's entry), the "
+     "\"task\" they run in; "
+     "\"found\": false for an index past the hart's last record. What record N runs on is "
+     "what a sampler sees after N instructions retired (docs/formats/SAMPLES.md)."},
     {"gotrace", 0, "oobprof gotrace [options] GO-TRACE", "a Go execution trace",
      "Summary, events, goroutines, alignment with an instruction trace."},
 };
@@ -78,7 +87,7 @@ struct opt_row {
 
 #define ONE_OUT                                                                                    \
 	(CLI_FOLD | CLI_TOP | CLI_STATS | CLI_PROCESSES | CLI_TIMELINE | CLI_FLAMEGRAPH |          \
-	 CLI_DIFF | CLI_OFFCPU | CLI_PATH)
+	 CLI_DIFF | CLI_OFFCPU | CLI_PATH | CLI_STACKS_AT)
 
 /* In the order the help lists them. An option may have several rows when
  * what it does differs between commands. */
@@ -104,6 +113,10 @@ static const struct opt_row opts[] = {
      "the task whose completion the path explains (a task without a pid: its name, as "
      "\"waits [task 21]\")"},
     {"n", "N", 'n', CLI_TOP | CLI_DIFF, "only the first N functions"},
+    {"at", "N,...", OPT_AT, CLI_STACKS_AT,
+     "record indices of the hart (decimal or 0x hex), comma-separated"},
+    {"at-file", "F", OPT_AT_FILE, CLI_STACKS_AT,
+     "record indices, one a line ('#' lines skipped); with --at, both"},
     {"events", "F", OPT_EVENTS, CLI_RECON, "sideband process events (JSON Lines)"},
     {"tasks", "auto|satp", OPT_TASKS, CLI_RECON,
      "tell processes apart by sideband events, else the kernel's own functions (auto), or "
