@@ -664,6 +664,19 @@ static const char *par_reason(const struct recon *r)
 	return NULL;
 }
 
+/* The trace cut for workers that read their own chunks (trace_split.h), or
+ * NULL: it is read on one thread and its records copied to the chunks. */
+static struct trace_split *split_open(const struct recon *r, const char *path)
+{
+	struct oob_err e;
+	oob_err_clear(&e);
+	struct trace_split *sp =
+	    trace_split_open(path, &r->opts->trace, recon_par_chunk_records(), &e);
+	if (!sp)
+		OOB_INFO("recon: no chunks its threads read themselves: %s", e.msg);
+	return sp;
+}
+
 static int run_traces(struct recon *r, const char *const *paths, size_t n, struct oob_err *err)
 {
 	struct trace_merge *m = open_traces(r, paths, n, err);
@@ -678,9 +691,13 @@ static int run_traces(struct recon *r, const char *const *paths, size_t n, struc
 	const char *why = rc == 0 && r->opts->threads > 1 ? par_reason(r) : "";
 	if (why && *why)
 		OOB_INFO("recon: %u threads: sequential: %s", r->opts->threads, why);
-	if (rc == 0)
+	struct trace_split *sp = rc == 0 && !why && n == 1 ? split_open(r, paths[0]) : NULL;
+	if (sp)
+		rc = recon_par_run_split(r, sp, r->opts->threads, err);
+	else if (rc == 0)
 		rc = why ? run_merged(r, m, err) : recon_par_run(r, m, r->opts->threads, err);
-	r->run.st.raw_bytes = trace_merge_raw_bytes(m);
+	r->run.st.raw_bytes = sp ? trace_split_raw_bytes(sp) : trace_merge_raw_bytes(m);
+	trace_split_close(sp);
 	r->run.st.records_cut = trace_merge_cut_records(m);
 	trace_merge_close(m);
 	return rc;
