@@ -21,6 +21,7 @@
 
 #define LZ4_MAGIC  0x184D2204u
 #define SKIP_MAGIC 0x184D2A50u
+#define WALK_DROP  (64ull << 20) /* unmap the frame walk's pages this often */
 
 struct frame {
 	uint64_t zoff, zlen; /* compressed bytes in the file */
@@ -96,7 +97,7 @@ static uint64_t frame_end(const struct trace_split *s, uint64_t z, size_t hs)
 /* Lists the file's frames: -ENOTSUP unless every one declares its size. */
 static int list_frames(struct trace_split *s, struct oob_err *err)
 {
-	uint64_t z = 0, d = 0;
+	uint64_t z = 0, d = 0, dropped = 0;
 	size_t cap = 0;
 	while (z < s->size) {
 		if (s->size - z < 8)
@@ -121,6 +122,11 @@ static int list_frames(struct trace_split *s, struct oob_err *err)
 		s->f[s->nf++] = (struct frame){z, end - z, d, le64(s->map + z + 6)};
 		d += le64(s->map + z + 6);
 		z = end;
+		if (z - dropped > WALK_DROP) { /* the headers' pages: see trace_split_open */
+			uint64_t to = z / WALK_DROP * WALK_DROP;
+			madvise((void *)(s->map + dropped), to - dropped, MADV_DONTNEED);
+			dropped = to;
+		}
 	}
 	if (d < s->data_off || (d - s->data_off) % s->lay.rec_bytes)
 		return nosplit(err, s->name, "the last record is not whole");
@@ -238,6 +244,9 @@ struct trace_split *trace_split_open(const char *path, const struct trace_opts *
 		cut_frames(s, per * s->lay.rec_bytes);
 	else
 		cut_raw(s, per);
+	/* the walk over the frames' headers mapped a page or more of each
+	 * (fault-around): not the process's memory until a piece is read */
+	madvise((void *)s->map, s->size, MADV_DONTNEED);
 	return s;
 }
 
