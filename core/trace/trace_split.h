@@ -17,6 +17,10 @@
  * with trace.h; oobt's blocks depend on the previous block's pc and bits
  * (docs/formats/OOBT.md), so it has no point to start decoding at.
  *
+ * The file is mapped: it must not shrink while it is open (a read of a page
+ * past its new end raises SIGBUS); growing files (in_opts.more) are never
+ * mapped.
+ *
  * Thread-safety: after trace_split_open, every function may be called from
  * any thread at once, each with its own cursor.
  */
