@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "profile/frame.h"
 #include "profile/profile_impl.h"
@@ -664,6 +665,25 @@ static const char *par_reason(const struct recon *r)
 	return NULL;
 }
 
+static unsigned online_cores(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 64 ? 64 : (unsigned)n;
+}
+
+/* The trace cut for workers that read their own chunks (trace_split.h), or
+ * NULL: it is read on one thread and its records copied to the chunks. */
+static struct trace_split *split_open(const struct recon *r, const char *path)
+{
+	struct oob_err e;
+	oob_err_clear(&e);
+	struct trace_split *sp =
+	    trace_split_open(path, &r->opts->trace, recon_par_chunk_records(), &e);
+	if (!sp)
+		OOB_INFO("recon: no chunks its threads read themselves: %s", e.msg);
+	return sp;
+}
+
 static int run_traces(struct recon *r, const char *const *paths, size_t n, struct oob_err *err)
 {
 	struct trace_merge *m = open_traces(r, paths, n, err);
@@ -675,12 +695,20 @@ static int run_traces(struct recon *r, const char *const *paths, size_t n, struc
 		trace_merge_close(m);
 		return run_fireperf_files(r, paths, n, err);
 	}
-	const char *why = rc == 0 && r->opts->threads > 1 ? par_reason(r) : "";
+	int autothr = r->opts->threads == RECON_THREADS_AUTO;
+	unsigned thr = autothr ? online_cores() : r->opts->threads;
+	const char *why = rc == 0 && thr > 1 ? par_reason(r) : "";
 	if (why && *why)
-		OOB_INFO("recon: %u threads: sequential: %s", r->opts->threads, why);
-	if (rc == 0)
-		rc = why ? run_merged(r, m, err) : recon_par_run(r, m, r->opts->threads, err);
-	r->run.st.raw_bytes = trace_merge_raw_bytes(m);
+		OOB_INFO("recon: %u threads: sequential: %s", thr, why);
+	struct trace_split *sp = rc == 0 && !why && n == 1 ? split_open(r, paths[0]) : NULL;
+	if (!sp && !why && autothr)
+		why = "the trace is read on one thread";
+	if (sp)
+		rc = recon_par_run_split(r, sp, thr, err);
+	else if (rc == 0)
+		rc = why ? run_merged(r, m, err) : recon_par_run(r, m, thr, err);
+	r->run.st.raw_bytes = sp ? trace_split_raw_bytes(sp) : trace_merge_raw_bytes(m);
+	trace_split_close(sp);
 	r->run.st.records_cut = trace_merge_cut_records(m);
 	trace_merge_close(m);
 	return rc;

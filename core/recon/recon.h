@@ -69,6 +69,8 @@ int recon_nonlocal_parse(const char *s, enum recon_nonlocal *out);
  * 134 M records of one pc nested 6 GB of frames before this limit). */
 #define RECON_MAX_DEPTH_DEFAULT (1u << 20)
 
+#define RECON_THREADS_AUTO 0xffffffffu
+
 struct recon_opts {
 	struct trace_opts trace; /* format, TracerV layout, growing-file follow */
 	const struct recon_elf *elfs;
@@ -90,7 +92,10 @@ struct recon_opts {
 	/* Threads for one trace (RECONSTRUCTION.md 16): 0 or 1 runs it
 	 * sequentially; more cut a single-hart, user-mode trace into chunks
 	 * reconstructed in parallel with the same result, and run anything else
-	 * sequentially (saying why at the info log level). */
+	 * sequentially (saying why at the info log level). RECON_THREADS_AUTO:
+	 * every online core when the workers read their chunks themselves (a
+	 * TracerV binary file, trace_split.h), else sequentially (the chunks
+	 * one thread copies gain nothing). */
 	unsigned threads;
 
 	/* Stack events (NULL: none, and no cost). Called from the running thread. */

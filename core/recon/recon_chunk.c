@@ -95,6 +95,43 @@ void recon_chunk_add(struct recon_chunk *c, const struct trace_batch *b, uint32_
 	c->n += n;
 }
 
+void recon_chunk_set_piece(struct recon_chunk *c, const struct trace_split *sp, size_t k)
+{
+	c->sp = sp;
+	c->piece = k;
+	c->start = trace_split_first(sp, k);
+}
+
+/* The chunk's batches, in order: the copies, or a split chunk's records
+ * decoded one batch at a time (at the chunk's end or on a decoding
+ * error: NULL). */
+static void batches_start(struct recon_chunk *c, size_t *k)
+{
+	*k = 0;
+	if (c->sp)
+		trace_split_cur_start(c->sp, c->piece, &c->cur);
+}
+
+static const struct trace_batch *batch_next(struct recon_chunk *c, size_t *k)
+{
+	if (!c->sp)
+		return *k < c->nb ? &c->b[(*k)++] : NULL;
+	if (c->rc)
+		return NULL;
+	long n = trace_split_cur_next(c->sp, &c->cur, &c->err);
+	if (n <= 0) {
+		c->rc = (int)n;
+		return NULL;
+	}
+	c->cb = (struct trace_batch){.n = (uint32_t)n,
+				     .hart = trace_split_hart(c->sp),
+				     .pc = c->cur.pc,
+				     .cycle = c->cur.cycle,
+				     .seq = c->start + (*k)};
+	*k += (size_t)n;
+	return &c->cb;
+}
+
 void recon_chunk_clear(struct recon_chunk *c)
 {
 	for (size_t k = 0; k < c->nb; k++) {
@@ -108,6 +145,10 @@ void recon_chunk_clear(struct recon_chunk *c)
 	c->ncode = 0;
 	c->nsnap = 0;
 	c->p = UINT64_MAX;
+	if (c->sp) /* what a join's re-run mapped again */
+		trace_split_drop(c->sp, c->piece);
+	c->sp = NULL;
+	c->rc = 0;
 	memset(&c->chk, 0, sizeof(c->chk));
 }
 
@@ -121,6 +162,7 @@ void recon_chunk_free(struct recon_chunk *c)
 	free(c->cycles);
 	free(c->insns);
 	free(c->privs);
+	trace_split_cur_free(&c->cur);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -183,17 +225,27 @@ static void spec_learned(struct recon *r, struct code_space *cs, uint64_t pc, ui
 	c->code[c->ncode++] = (struct recon_chunk_code){pc, cs->id, bits};
 }
 
+static int chunk_empty(const struct recon_chunk *c)
+{
+	return !c->sp && !c->nb;
+}
+
+static uint16_t chunk_hart(const struct recon_chunk *c)
+{
+	return c->sp ? trace_split_hart(c->sp) : c->b[0].hart;
+}
+
 void recon_chunk_spec(const struct recon *m, struct recon_chunk *c)
 {
 	c->p = UINT64_MAX;
 	struct recon *r = recon_new(m->opts, NULL);
 	c->spec = r;
 	if (!r || recon_start(r, m->fields, m->run.st.format, NULL) < 0 || r->trk || r->go ||
-	    r->run.proc.enabled || !c->nb) {
+	    r->run.proc.enabled || chunk_empty(c)) {
 		c->chk.unsafe = 1;
 		return;
 	}
-	struct tracker_hart *h = recon_hart(r, c->b[0].hart);
+	struct tracker_hart *h = recon_hart(r, chunk_hart(c));
 	h->seq = r->run.gseq = c->start;
 	c->chk.spec = 1;
 	c->chk.touched = 1; /* the chunk's first block end is the first snapshot */
@@ -202,8 +254,15 @@ void recon_chunk_spec(const struct recon *m, struct recon_chunk *c)
 	c->chk.learned = spec_learned;
 	c->chk.stop = UINT64_MAX;
 	r->chk = &c->chk;
-	for (size_t k = 0; k < c->nb && !c->chk.unsafe; k++)
-		recon_feed_from(r, &c->b[k], 0);
+	size_t k;
+	const struct trace_batch *b;
+	batches_start(c, &k);
+	while (!c->chk.unsafe && (b = batch_next(c, &k)))
+		recon_feed_from(r, b, 0);
+	if (c->sp)
+		c->n = k; /* its records, as far as they decode */
+	if (c->rc)
+		c->chk.unsafe = 1; /* the join stops at the error */
 }
 
 /* ---- the join ---- */
@@ -286,7 +345,7 @@ static int converged(struct recon *m, const struct tracker_hart *h, const struct
 static void merge(struct recon *m, struct tracker_hart *h, struct recon_chunk *c)
 {
 	struct recon *s = c->spec;
-	struct tracker_hart *hs = recon_hart(s, c->b[0].hart);
+	struct tracker_hart *hs = recon_hart(s, chunk_hart(c));
 	uint32_t f = c->chk.floor, d = h->stk->n - c->nsnap;
 	uint32_t *fmap = oob_xmalloc((s->run.frames.n + 1) * sizeof(*fmap));
 	memset(fmap, 0xff, (s->run.frames.n + 1) * sizeof(*fmap));
@@ -359,27 +418,31 @@ static int elf_code_only(const struct recon *m)
 
 int recon_chunk_join(struct recon *m, struct recon_chunk *c)
 {
-	size_t k = 0;
+	size_t k;
 	uint32_t at = 0;
-	int joined = 0;
-	if (c->spec && !c->chk.unsafe && c->p != UINT64_MAX && c->nb && elf_code_only(m)) {
+	const struct trace_batch *b = NULL;
+	batches_start(c, &k);
+	/* a split chunk's start is exact when every slot before it was valid */
+	if (c->spec && !c->chk.unsafe && c->p != UINT64_MAX && !chunk_empty(c) &&
+	    c->start == m->run.gseq && elf_code_only(m)) {
 		struct recon_chk rc = {.stop = c->p, .learned = plain_learned};
 		m->chk = &rc;
-		for (; k < c->nb; k++) {
-			at = recon_feed_from(m, &c->b[k], 0);
+		while ((b = batch_next(c, &k))) {
+			at = recon_feed_from(m, b, 0);
 			if (rc.stopped)
 				break;
 		}
 		m->chk = NULL;
 		if (!rc.stopped)
 			return 0; /* it ran to the end: the snapshot's record was no block end */
-		struct tracker_hart *h = recon_hart(m, c->b[0].hart);
+		struct tracker_hart *h = recon_hart(m, chunk_hart(c));
 		if (converged(m, h, c)) {
 			merge(m, h, c);
 			return 1;
 		}
+		recon_feed_from(m, b, at); /* the rest of the batch it stopped in */
 	}
-	for (; k < c->nb; k++, at = 0)
-		recon_feed_from(m, &c->b[k], at);
-	return joined;
+	while ((b = batch_next(c, &k)))
+		recon_feed_from(m, b, 0);
+	return 0;
 }

@@ -20,6 +20,7 @@
 #include "profile/cct.h"
 #include "recon/recon.h"
 #include "tasks/tracker.h"
+#include "trace/trace_split.h"
 #include "util/oob_map.h"
 
 #define SEEN_BITS_LOG2 16
@@ -185,6 +186,14 @@ struct recon_chunk {
 	uint32_t *insns;
 	uint8_t *privs;
 	size_t reccap;
+	/* split runs (trace_split.h): the chunk is piece `piece` of sp, decoded
+	 * a batch at a time by whoever runs it; start is then provisional */
+	const struct trace_split *sp;
+	size_t piece;
+	struct trace_split_cur cur;
+	struct trace_batch cb; /* the cursor's batch */
+	int rc;		       /* a decoding error (err) */
+	struct oob_err err;
 	struct recon *spec; /* the speculative run, once done */
 	/* The state at the last snapshot (record p, right after a block end),
 	 * UINT64_MAX: none */
@@ -202,6 +211,11 @@ struct recon_chunk {
 
 /* Copies records [s, e) of b to the chunk's end. */
 void recon_chunk_add(struct recon_chunk *c, const struct trace_batch *b, uint32_t s, uint32_t e);
+/* Makes the empty chunk c piece k of sp: its records are decoded where
+ * the chunk runs; its start is trace_split_first's, which the join checks
+ * against the master's count (a chunk numbered wrong is run, not joined).
+ * A decoding error ends the chunk's records and sets c->rc and c->err. */
+void recon_chunk_set_piece(struct recon_chunk *c, const struct trace_split *sp, size_t k);
 /* The speculative run of chunk c with the options and trace of master m
  * (any thread; touches nothing of m but its options). */
 void recon_chunk_spec(const struct recon *m, struct recon_chunk *c);
@@ -219,6 +233,12 @@ void recon_chunk_free(struct recon_chunk *c);
  * opened traces: 0 or a negative errno, like run_merged. */
 struct trace_merge;
 int recon_par_run(struct recon *r, struct trace_merge *m, unsigned threads, struct oob_err *err);
+/* The same with every chunk read and decoded by the thread that runs it
+ * (trace_split.h): 0 or a negative errno. */
+int recon_par_run_split(struct recon *r, const struct trace_split *sp, unsigned threads,
+			struct oob_err *err);
+/* Records per chunk (RECON_CHUNK_RECORDS, or OOB_CHUNK_RECORDS for tests). */
+unsigned recon_par_chunk_records(void);
 /* Records per chunk (OOB_CHUNK_RECORDS overrides, for tests). */
 #define RECON_CHUNK_RECORDS (2u << 20)
 

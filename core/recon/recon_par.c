@@ -31,6 +31,9 @@ struct par {
 	size_t cap;
 	uint64_t next_read, next_join, next_spec; /* chunk numbers */
 	int quit;
+	/* split runs (trace_split.h): chunks are decoded by whoever runs them */
+	const struct trace_split *split;
+	struct oob_err fail; /* a joined chunk's decoding error */
 	uint64_t joined, direct, rerun;
 	double worker_cpu; /* seconds of CPU the workers used */
 };
@@ -51,6 +54,10 @@ static struct recon_chunk *slot(struct par *p, uint64_t k)
  * or UINT64_MAX. */
 static uint64_t claim_spec(struct par *p)
 {
+	/* a worker that slept while chunks went by must not read a reused
+	 * slot's state as that of the chunk it last saw there */
+	if (p->next_spec < p->next_join)
+		p->next_spec = p->next_join;
 	while (p->next_spec < p->next_read && p->state[p->next_spec % p->cap] != SLOT_FILLED)
 		p->next_spec++;
 	if (p->next_spec == p->next_read)
@@ -87,6 +94,8 @@ static void *worker(void *arg)
 static void publish(struct par *p)
 {
 	pthread_mutex_lock(&p->mu);
+	if (p->split)
+		recon_chunk_set_piece(slot(p, p->next_read), p->split, (size_t)p->next_read);
 	/* the first chunk starts the trace: nothing to speculate about */
 	p->state[p->next_read % p->cap] = p->next_read ? SLOT_FILLED : SLOT_MASTER;
 	p->next_read++;
@@ -126,8 +135,12 @@ static int join_next(struct par *p, int can_read)
 	} else {
 		p->rerun++;
 	}
+	if (c->rc < 0) /* the records before the error were joined */
+		p->fail = c->err;
 	recon_chunk_clear(c);
-	p->next_join++;
+	pthread_mutex_lock(&p->mu);
+	p->next_join++; /* claim_spec reads it */
+	pthread_mutex_unlock(&p->mu);
 	return 1;
 }
 
@@ -137,7 +150,7 @@ static void drain(struct par *p)
 		join_next(p, 0);
 }
 
-static unsigned chunk_records(void)
+unsigned recon_par_chunk_records(void)
 {
 	/* a hidden knob for tests: tiny chunks cut inside everything */
 	const char *s = getenv("OOB_CHUNK_RECORDS");
@@ -145,30 +158,65 @@ static unsigned chunk_records(void)
 	return v > 0 && v < (1l << 30) ? (unsigned)v : RECON_CHUNK_RECORDS;
 }
 
-static int poll(struct recon *r, struct trace_merge *m, struct oob_err *err)
+static int poll(struct recon *r, uint64_t raw_bytes, struct oob_err *err)
 {
 	const struct recon_opts *o = r->opts;
 	if (o->progress)
-		o->progress(o->progress_ctx, trace_merge_raw_bytes(m), r->seen);
+		o->progress(o->progress_ctx, raw_bytes, r->seen);
 	if (o->cancel && atomic_load_explicit(o->cancel, memory_order_relaxed))
 		return oob_err_set(err, -ECANCELED, "cancelled after %llu instructions",
 				   (unsigned long long)r->seen);
 	return 0;
 }
 
+static unsigned par_start(struct par *p, struct recon *r, unsigned threads, pthread_t *tids)
+{
+	unsigned nw = 0;
+	p->r = r;
+	p->cap = 2 * (size_t)threads + 2;
+	p->ring = oob_xcalloc(p->cap, sizeof(*p->ring));
+	p->state = oob_xcalloc(p->cap, sizeof(*p->state));
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	for (; nw + 1 < threads; nw++)
+		if (pthread_create(&tids[nw], NULL, worker, p) != 0)
+			break;
+	return nw;
+}
+
+static void par_stop(struct par *p, pthread_t *tids, unsigned nw, unsigned threads, unsigned per)
+{
+	pthread_mutex_lock(&p->mu);
+	p->quit = 1;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	for (unsigned k = 0; k < nw; k++)
+		pthread_join(tids[k], NULL);
+	for (size_t k = 0; k < p->cap; k++)
+		recon_chunk_free(&p->ring[k]);
+	/* the master's CPU time bounds the wall time from below */
+	OOB_INFO("recon: %u threads, chunks of %u records%s: %llu joined, %llu re-run "
+		 "sequentially, %llu run directly; CPU s: %.2f %s and joining, %.2f in "
+		 "workers",
+		 threads, per, p->split ? " decoded where they run" : "",
+		 (unsigned long long)p->joined, (unsigned long long)p->rerun,
+		 (unsigned long long)p->direct, thread_cpu(), p->split ? "cutting" : "reading",
+		 p->worker_cpu);
+	p->r->par_joined = p->joined;
+	p->r->par_rerun = p->rerun;
+	p->r->par_direct = p->direct;
+	free(p->ring);
+	free(p->state);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+}
+
 int recon_par_run(struct recon *r, struct trace_merge *m, unsigned threads, struct oob_err *err)
 {
-	struct par p = {.r = r, .cap = 2 * (size_t)threads + 2};
-	unsigned per = chunk_records();
+	struct par p = {0};
+	unsigned per = recon_par_chunk_records();
 	pthread_t *tids = oob_xcalloc(threads, sizeof(*tids));
-	unsigned nw = 0;
-	p.ring = oob_xcalloc(p.cap, sizeof(*p.ring));
-	p.state = oob_xcalloc(p.cap, sizeof(*p.state));
-	pthread_mutex_init(&p.mu, NULL);
-	pthread_cond_init(&p.cv, NULL);
-	for (; nw + 1 < threads; nw++)
-		if (pthread_create(&tids[nw], NULL, worker, &p) != 0)
-			break;
+	unsigned nw = par_start(&p, r, threads, tids);
 	const struct trace_batch *b;
 	int rc, hart = -1, tail = 0;
 	struct recon_chunk *cur = NULL;
@@ -190,7 +238,8 @@ int recon_par_run(struct recon *r, struct trace_merge *m, unsigned threads, stru
 		}
 		for (uint32_t s = 0; s < b->n;) {
 			while (p.next_read - p.next_join >= p.cap - 1)
-				if (join_next(&p, 0) && (rc = poll(r, m, err)) < 0)
+				if (join_next(&p, 0) &&
+				    (rc = poll(r, trace_merge_raw_bytes(m), err)) < 0)
 					goto out;
 			cur = slot(&p, p.next_read);
 			if (!cur->nb)
@@ -201,7 +250,7 @@ int recon_par_run(struct recon *r, struct trace_merge *m, unsigned threads, stru
 			if (cur->n == per)
 				publish(&p);
 			while (p.next_join < p.next_read && join_next(&p, 1))
-				if ((rc = poll(r, m, err)) < 0)
+				if ((rc = poll(r, trace_merge_raw_bytes(m), err)) < 0)
 					goto out;
 		}
 	}
@@ -210,31 +259,47 @@ int recon_par_run(struct recon *r, struct trace_merge *m, unsigned threads, stru
 		if (cur->nb)
 			publish(&p);
 		while (p.next_join < p.next_read)
-			if (join_next(&p, 0) && (rc = poll(r, m, err)) < 0)
+			if (join_next(&p, 0) && (rc = poll(r, trace_merge_raw_bytes(m), err)) < 0)
 				break;
 	}
 out:
-	pthread_mutex_lock(&p.mu);
-	p.quit = 1;
-	pthread_cond_broadcast(&p.cv);
-	pthread_mutex_unlock(&p.mu);
-	for (unsigned k = 0; k < nw; k++)
-		pthread_join(tids[k], NULL);
-	for (size_t k = 0; k < p.cap; k++)
-		recon_chunk_free(&p.ring[k]);
-	/* the reading thread's CPU time bounds the wall time from below */
-	OOB_INFO("recon: %u threads, chunks of %u records: %llu joined, %llu re-run "
-		 "sequentially, %llu run directly; CPU s: %.2f reading and joining, %.2f in "
-		 "workers",
-		 threads, per, (unsigned long long)p.joined, (unsigned long long)p.rerun,
-		 (unsigned long long)p.direct, thread_cpu(), p.worker_cpu);
-	r->par_joined = p.joined;
-	r->par_rerun = p.rerun;
-	r->par_direct = p.direct;
-	free(p.ring);
-	free(p.state);
+	par_stop(&p, tids, nw, threads, per);
 	free(tids);
-	pthread_mutex_destroy(&p.mu);
-	pthread_cond_destroy(&p.cv);
+	return rc;
+}
+
+/* The master only hands out chunk numbers and joins: every chunk is read
+ * and decoded by the thread that runs it (the master too, for the chunks
+ * it runs itself). */
+int recon_par_run_split(struct recon *r, const struct trace_split *sp, unsigned threads,
+			struct oob_err *err)
+{
+	struct par p = {.split = sp};
+	unsigned per = recon_par_chunk_records();
+	pthread_t *tids = oob_xcalloc(threads, sizeof(*tids));
+	unsigned nw = par_start(&p, r, threads, tids);
+	size_t np = trace_split_pieces(sp);
+	int rc = 0;
+	for (uint64_t k = 0; k <= np && rc == 0; k++) {
+		/* keep the ring full, join in order; then drain it */
+		while (p.next_join < p.next_read &&
+		       (k == np || p.next_read - p.next_join >= p.cap - 1)) {
+			if (!join_next(&p, 0))
+				continue;
+			if (p.fail.code) {
+				rc = p.fail.code;
+				if (err)
+					*err = p.fail;
+				break;
+			}
+			if ((rc = poll(r, trace_split_raw_end(sp, (size_t)p.next_join - 1), err)) <
+			    0)
+				break;
+		}
+		if (k < np)
+			publish(&p);
+	}
+	par_stop(&p, tids, nw, threads, per);
+	free(tids);
 	return rc;
 }

@@ -77,6 +77,19 @@ int trace_clock_header(struct trace_reader *r, struct oob_err *err);
  * or 0 when no layout fits. Thread-safe. */
 unsigned trace_tracerv_guess(const uint8_t *p, size_t n, struct trace_tracerv_opts *out);
 
+/* A TracerV binary record layout, as an opened reader found it. */
+struct trace_tracerv_layout {
+	unsigned slots;	  /* instruction slots per record (retire width) */
+	size_t rec_bytes; /* bytes per record, the cycle word included */
+	unsigned vbit;	  /* the valid bit of a slot: 40 or 63 */
+};
+/* The layout of r, a tracerv-bin reader past its open. */
+void trace_tracerv_layout_of(const struct trace_reader *r, struct trace_tracerv_layout *out);
+/* Decodes nrec whole records at p into pc and cyc (room for nrec * slots
+ * each): returns the number of valid slots written. Thread-safe. */
+uint32_t trace_tracerv_decode(const uint8_t *p, size_t nrec, uint64_t *pc, uint64_t *cyc,
+			      const struct trace_tracerv_layout *lay);
+
 /* Small parsing helpers for the text formats: each advances *p past what it
  * read and returns 0, or -1 (nothing matched / overflow). They never read at
  * or past end. */

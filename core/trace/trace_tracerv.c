@@ -238,6 +238,24 @@ static uint32_t decode_wn(const uint8_t *p, size_t nrec, uint64_t *pc, uint64_t 
 	return n;
 }
 
+uint32_t trace_tracerv_decode(const uint8_t *p, size_t nrec, uint64_t *pc, uint64_t *cyc,
+			      const struct trace_tracerv_layout *lay)
+{
+	if (lay->slots == 1)
+		return decode_w1(p, nrec, pc, cyc, lay->vbit);
+	struct tv_st st = {.words = (unsigned)(lay->rec_bytes / 8),
+			   .slots = lay->slots,
+			   .vbit = lay->vbit,
+			   .rec_bytes = lay->rec_bytes};
+	return decode_wn(p, nrec, pc, cyc, &st);
+}
+
+void trace_tracerv_layout_of(const struct trace_reader *r, struct trace_tracerv_layout *out)
+{
+	const struct tv_st *st = r->st;
+	*out = (struct trace_tracerv_layout){st->slots, st->rec_bytes, st->vbit};
+}
+
 static int tvbin_next(struct trace_reader *r, struct oob_err *err)
 {
 	struct tv_st *st = r->st;

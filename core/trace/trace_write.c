@@ -26,6 +26,7 @@ struct trace_writer {
 	/* output staging: bytes to compress (lz4) or to write */
 	uint8_t *stage;
 	size_t nstage;
+	size_t stage_max; /* OUT_CHUNK, or whole tracerv-bin records of it */
 	LZ4F_cctx *cctx;
 	LZ4F_preferences_t prefs;
 	uint64_t frames; /* LZ4 frames written */
@@ -110,12 +111,12 @@ static int emit(struct trace_writer *w, const void *p, size_t n, struct oob_err 
 {
 	const uint8_t *b = p;
 	while (n) {
-		size_t k = OUT_CHUNK - w->nstage < n ? OUT_CHUNK - w->nstage : n;
+		size_t k = w->stage_max - w->nstage < n ? w->stage_max - w->nstage : n;
 		memcpy(w->stage + w->nstage, b, k);
 		w->nstage += k;
 		b += k;
 		n -= k;
-		if (w->nstage == OUT_CHUNK) {
+		if (w->nstage == w->stage_max) {
 			int rc = flush_stage(w, err);
 			if (rc)
 				return rc;
@@ -192,7 +193,11 @@ static int write_header(struct trace_writer *w, struct oob_err *err)
 	    o->clock_domain ? o->clock_domain : "baseClock", o->clock_den, o->clock_num);
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return oob_err_set(err, -EINVAL, "tracerv-bin: clock domain name too long");
-	return emit(w, line, (size_t)n, err);
+	/* LZ4: the line in a frame of its own and frames of whole records, so
+	 * that a reader can start decoding at any frame (trace_split.h) */
+	w->stage_max = OUT_CHUNK / (w->words * 8) * (w->words * 8);
+	int rc = emit(w, line, (size_t)n, err);
+	return rc || !o->lz4 ? rc : flush_stage(w, err);
 }
 
 /* ---- output files (out_file, trace_write.h) ---- */
@@ -331,6 +336,7 @@ struct trace_writer *trace_writer_open(const char *path, const struct trace_writ
 	if (check_opts(w, err) || out_file_open(&w->out, path, err))
 		goto fail;
 	w->stage = oob_xmalloc(OUT_CHUNK);
+	w->stage_max = OUT_CHUNK;
 	if (w->o.format == TRACE_FMT_OOBT)
 		w->enc = oobt_enc_new(w->o.fields, w->o.oobt_icache_log2);
 	if (write_header(w, err))

@@ -88,7 +88,8 @@ check() {
 		# 16) runs the same sequential code at any cut: once is the check
 		grep -q 'threads: sequential:' "$o/$c/err" && break
 	done
-	how=$(grep -ho 'recon: .*' "$o/2:1000/err" "$o/2:0/err" "$o/3:0/err" 2>/dev/null | head -n 1)
+	how=$(grep -ho 'recon: [0-9]* threads.*' "$o/2:1000/err" "$o/2:0/err" "$o/3:0/err" 2>/dev/null |
+		head -n 1)
 	if [ -z "$bad" ]; then
 		pass "$name: ${how:-sequential}"
 	else
