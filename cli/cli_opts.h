@@ -25,12 +25,13 @@ enum cli_cmd_bit {
 	CLI_SAMPLE = 1u << 9,
 	CLI_OFFCPU = 1u << 10,
 	CLI_PATH = 1u << 11,
+	CLI_ANNOTATE = 1u << 12,
 };
 
 /* Every command that reconstructs stacks from traces. */
 #define CLI_RECON                                                                                  \
 	(CLI_FOLD | CLI_TOP | CLI_STATS | CLI_PROCESSES | CLI_TIMELINE | CLI_EXPORT |              \
-	 CLI_FLAMEGRAPH | CLI_DIFF | CLI_OFFCPU | CLI_PATH)
+	 CLI_FLAMEGRAPH | CLI_DIFF | CLI_OFFCPU | CLI_PATH | CLI_ANNOTATE)
 #define CLI_ALL (CLI_RECON | CLI_CONVERT)
 
 /* Option ids past the short options' characters. */
@@ -78,6 +79,8 @@ enum cli_opt_id {
 	OPT_PID,
 	OPT_TASK,
 	OPT_THREADS,
+	OPT_SOURCE,
+	OPT_DISASM,
 };
 
 /* The command named name: its bit, or 0 for none. */
