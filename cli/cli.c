@@ -160,6 +160,9 @@ static int parse_opt(struct cli *c, unsigned bit, int opt, char *val)
 	case OPT_JSON:
 		c->json = 1;
 		return 0;
+	case OPT_PCS:
+		c->ro.pcs = 1;
+		return 0;
 	case OPT_SOURCE:
 	case OPT_DISASM:
 		c->annot_disasm = opt == OPT_DISASM;

@@ -102,6 +102,10 @@ static const struct opt_row opts[] = {
     {"annotate", NULL, OPT_ANNOTATE, CLI_FOLD | CLI_EXPORT | CLI_FLAMEGRAPH,
      "add _[k] to kernel frames"},
     {"inline", NULL, OPT_INLINE, CLI_RECON, "add inlined functions as frames"},
+    {"pcs", NULL, OPT_PCS, CLI_EXPORT,
+     "pprof: count per pc, so that locations are exact pcs with their lines (pprof -list "
+     "shows per-line counts), one mapping per binary with its build-id, and processes are "
+     "pid/comm labels"},
     {"source", NULL, OPT_SOURCE, CLI_ANNOTATE,
      "counts per source line (the default), with the line's text where the file exists"},
     {"disasm", NULL, OPT_DISASM, CLI_ANNOTATE,

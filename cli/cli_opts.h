@@ -80,6 +80,7 @@ enum cli_opt_id {
 	OPT_TASK,
 	OPT_THREADS,
 	OPT_SOURCE,
+	OPT_PCS,
 	OPT_DISASM,
 };
 

@@ -138,15 +138,16 @@ struct profile;
 #define PROFILE_SITE_INLINES 4
 
 struct profile_site {
-	uint64_t pc;	    /* run-time */
-	uint64_t link;	    /* the same in the binary (link-time), or pc without one */
-	uint32_t space;	    /* address space (0 kernel, 1.. user) */
-	uint32_t frame;	    /* the function containing pc, or PROFILE_NONE */
-	const char *binary; /* path of the ELF mapped at pc, or NULL */
-	const char *file;   /* source file of the pc (innermost), or NULL */
-	uint32_t line;	    /* its line, or 0 */
-	uint32_t ninl;	    /* inline chain at pc, outermost first (truncated at
-			       PROFILE_SITE_INLINES, innermost dropped) */
+	uint64_t pc;	      /* run-time */
+	uint64_t link;	      /* the same in the binary (link-time), or pc without one */
+	uint32_t space;	      /* address space (0 kernel, 1.. user) */
+	uint32_t frame;	      /* the function containing pc, or PROFILE_NONE */
+	const char *binary;   /* path of the ELF mapped at pc, or NULL */
+	const char *build_id; /* that ELF's (sym_binary_build_id), or NULL */
+	const char *file;     /* source file of the pc (innermost), or NULL */
+	uint32_t line;	      /* its line, or 0 */
+	uint32_t ninl;	      /* inline chain at pc, outermost first (truncated at
+				 PROFILE_SITE_INLINES, innermost dropped) */
 	struct {
 		const char *name;      /* the inlined function */
 		const char *call_file; /* where it was inlined, or NULL */

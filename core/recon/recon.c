@@ -586,6 +586,8 @@ int recon_finish(struct recon *r, struct profile **out)
 {
 	finish(r);
 	split_inlines(r);
+	if (r->pcs)
+		recon_pcs_sites(r);
 	r->run.st.seconds = now_seconds() - r->t0;
 	*out = profile_build(&r->cct, &r->run.frames, (const struct sym_space *const *)r->run.syms,
 			     r->run.nspaces, &r->run.st);

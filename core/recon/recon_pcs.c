@@ -25,6 +25,9 @@ struct recon_pcs {
 	size_t n, cap;
 	uint32_t nblocks; /* pc_id given so far */
 	struct oob_arena *arena;
+	struct profile_site *sites; /* recon_pcs_sites: sorted */
+	size_t nsites;
+	struct oob_map sidx;	/* (space << 48 ^ pc) -> site index + 1 */
 	struct pcs_pend {	/* per hart: the cycle counter of its last record */
 		uint64_t *at;	/* NULL before the hart's first record */
 		uint64_t cycle; /* that record's cycle */
@@ -44,6 +47,9 @@ void recon_pcs_free(struct recon *r)
 	if (!r->pcs)
 		return;
 	oob_map_destroy(&r->pcs->index);
+	if (r->pcs->sites)
+		oob_map_destroy(&r->pcs->sidx);
+	free(r->pcs->sites);
 	oob_arena_free(r->pcs->arena);
 	free(r->pcs->v);
 	free(r->pcs->pend);
@@ -113,13 +119,14 @@ static void site_fill(struct profile_site *s, const struct code_block *b, uint64
 	s->pc = pc;
 	s->link = pc;
 	s->space = b->owner->id;
-	s->frame = b->func == FRAME_NONE ? PROFILE_NONE : b->func;
+	s->frame = code_frame_at(b);
 	if (b->owner->syms)
 		sym_space_lookup(b->owner->syms, pc, &m);
 	if (!m)
 		return;
 	s->link = pc - m->bias;
 	s->binary = sym_binary_path(m->bin);
+	s->build_id = sym_binary_build_id(m->bin);
 	unsigned line = 0;
 	if (sym_binary_srcline(m->bin, s->link, &s->file, &line))
 		s->line = line;
@@ -178,14 +185,19 @@ static struct profile_site *make_sites(struct recon_pcs *c, struct oob_map *sidx
 	return s;
 }
 
+void recon_pcs_sites(struct recon *r)
+{
+	struct recon_pcs *c = r->pcs;
+	oob_map_init(&c->sidx, 1024);
+	c->sites = make_sites(c, &c->sidx, &c->nsites);
+}
+
 void recon_pcs_finish(struct recon *r, struct profile *p)
 {
 	struct recon_pcs *c = r->pcs;
-	struct oob_map sidx, ridx;
-	size_t ns, n = 0, cap = 1024;
-	oob_map_init(&sidx, 1024);
+	struct oob_map ridx;
+	size_t n = 0, cap = 1024;
 	oob_map_init(&ridx, 1024);
-	struct profile_site *sites = make_sites(c, &sidx, &ns);
 	struct profile_pc *rows = oob_xcalloc(cap, sizeof(*rows));
 	for (size_t e = 0; e < c->n; e++) {
 		const struct pcs_ent *en = &c->v[e];
@@ -194,7 +206,7 @@ void recon_pcs_finish(struct recon *r, struct profile *p)
 			if (!en->hits[j])
 				continue;
 			uint64_t site =
-			    *oob_map_get(&sidx, (uint64_t)b->owner->id << 48 ^ b->pcs[j]) - 1;
+			    *oob_map_get(&c->sidx, (uint64_t)b->owner->id << 48 ^ b->pcs[j]) - 1;
 			uint64_t *slot = oob_map_put(&ridx, site << 32 | en->node, NULL);
 			if (!*slot) {
 				if (n == cap) {
@@ -213,7 +225,8 @@ void recon_pcs_finish(struct recon *r, struct profile *p)
 		}
 	}
 	qsort(rows, n, sizeof(*rows), cmp_row);
-	oob_map_destroy(&sidx);
 	oob_map_destroy(&ridx);
-	profile_set_pcs(p, rows, n, sites, ns);
+	profile_set_pcs(p, rows, n, c->sites, c->nsites);
+	c->sites = NULL; /* the profile's now */
+	oob_map_destroy(&c->sidx);
 }
