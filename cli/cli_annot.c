@@ -75,7 +75,8 @@ int cli_cmd_annotate(struct cli *c, int argc, char **argv)
 	if (!p)
 		return 1;
 	struct oob_err err = {0};
-	json_t *doc = annot_json(p, fn, c->annot_disasm ? ANNOT_DISASM : ANNOT_SOURCE, &err);
+	json_t *doc =
+	    annot_json(p, fn, c->annot_disasm ? ANNOT_DISASM : ANNOT_SOURCE, NULL, 0, &err);
 	profile_free(p);
 	if (!doc) {
 		fprintf(stderr, "oobprof annotate: %s\n", err.msg);

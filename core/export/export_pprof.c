@@ -165,32 +165,33 @@ static void put_pc_mappings(struct enc *e)
 {
 	const struct profile *p = e->p;
 	size_t ns = profile_nsites(p), nm = 0;
-	struct oob_map idx;
 	struct pc_mapping *m = oob_xcalloc(ns + 1, sizeof(*m));
-	oob_map_init(&idx, 64);
 	e->site_map = oob_xcalloc(ns + 1, sizeof(*e->site_map));
 	for (uint32_t i = 0; i < ns; i++) {
 		const struct profile_site *s = profile_site(p, i);
 		if (!s->binary)
 			continue;
-		uint64_t key = str_id(&e->st, s->binary) << 40 ^ (s->pc - s->link);
-		uint64_t *v = oob_map_put(&idx, key, NULL);
-		if (!*v) {
-			m[nm] = (struct pc_mapping){s->pc, s->pc, s->pc - s->link, s};
-			*v = ++nm;
-		}
-		if (s->pc < m[*v - 1].lo)
-			m[*v - 1].lo = s->pc;
-		if (s->pc >= m[*v - 1].hi)
-			m[*v - 1].hi = s->pc + 4;
-		e->site_map[i] = (uint32_t)*v;
+		uint64_t bias = s->pc - s->link;
+		size_t k = 0; /* a few binaries: a linear search */
+		while (k < nm && (m[k].bias != bias || strcmp(m[k].s->binary, s->binary)))
+			k++;
+		if (k == nm)
+			m[nm++] = (struct pc_mapping){s->pc, s->pc, bias, s};
+		if (s->pc < m[k].lo)
+			m[k].lo = s->pc;
+		if (s->pc >= m[k].hi)
+			m[k].hi = s->pc + 4;
+		e->site_map[i] = (uint32_t)k + 1;
 	}
 	for (size_t k = 0; k < nm; k++) {
 		export_pb_uint(&e->tmp, 1, k + 1);
 		export_pb_uint(&e->tmp, 2, m[k].lo);
 		export_pb_uint(&e->tmp, 3, m[k].hi);
 		export_pb_uint(&e->tmp, 4, m[k].lo - m[k].bias); /* file_offset: link address */
-		export_pb_uint(&e->tmp, 5, str_id(&e->st, m[k].s->binary));
+		/* the file's name: where the run found it is the runner's business
+		 * (the server's jobs use temporary links) */
+		const char *base = strrchr(m[k].s->binary, '/');
+		export_pb_uint(&e->tmp, 5, str_id(&e->st, base ? base + 1 : m[k].s->binary));
 		if (m[k].s->build_id)
 			export_pb_uint(&e->tmp, 6, str_id(&e->st, m[k].s->build_id));
 		export_pb_uint(&e->tmp, 7, 1);
@@ -198,7 +199,6 @@ static void put_pc_mappings(struct enc *e)
 		export_pb_uint(&e->tmp, 9, 1);
 		put_msg(e, P_MAPPING, &e->tmp);
 	}
-	oob_map_destroy(&idx);
 	free(m);
 }
 

@@ -197,19 +197,33 @@ static json_t *insn_obj(const struct profile_site *s, const struct acc *c, const
 	return o;
 }
 
+struct annot_ctx {
+	const struct annot_binary *bins;
+	size_t nbins;
+};
+
+static const char *binary_path(const struct annot_ctx *a, const struct profile_site *s)
+{
+	for (size_t i = 0; s->build_id && i < a->nbins; i++)
+		if (a->bins[i].build_id && !strcmp(a->bins[i].build_id, s->build_id))
+			return a->bins[i].path;
+	return s->binary;
+}
+
 /* Every instruction objdump lists over the counted range (those it does not
  * list but that ran are kept too), else the counted ones. */
 static json_t *disasm_insns(const struct profile *p, const struct acc *v, size_t n, int cyc,
-			    json_t *doc)
+			    json_t *doc, const struct annot_ctx *ax)
 {
 	json_t *a = json_array();
 	const struct profile_site *first = profile_site(p, v[0].site);
 	const struct profile_site *last = profile_site(p, v[n - 1].site);
 	struct disasm d = {0};
 	struct oob_err e = {0};
-	if (!first->binary)
+	const char *path = binary_path(ax, first);
+	if (!path)
 		oob_err_set(&e, -ENOENT, "no binary is mapped at 0x%" PRIx64, first->pc);
-	else if (disasm_range(first->binary, first->link, last->link + 4, &d, &e) == 0)
+	else if (disasm_range(path, first->link, last->link + 4, &d, &e) == 0)
 		json_object_set_new(doc, "disassembler", json_string(disasm_tool()));
 	if (e.code && !json_object_get(doc, "disasm_error"))
 		json_object_set_new(doc, "disasm_error", json_string(e.msg));
@@ -235,7 +249,7 @@ static json_t *disasm_insns(const struct profile *p, const struct acc *v, size_t
 }
 
 static json_t *function_obj(const struct profile *p, uint32_t f, const struct acc *v, size_t n,
-			    enum annot_view view, json_t *doc)
+			    enum annot_view view, json_t *doc, const struct annot_ctx *a)
 {
 	const struct profile_frame *fr = profile_frame(p, f);
 	int cyc = profile_has_cycles(p);
@@ -253,12 +267,14 @@ static json_t *function_obj(const struct profile *p, uint32_t f, const struct ac
 	if (view == ANNOT_SOURCE)
 		json_object_set_new(o, "lines", source_lines(p, v, n, cyc));
 	else
-		json_object_set_new(o, "insns", disasm_insns(p, v, n, cyc, doc));
+		json_object_set_new(o, "insns", disasm_insns(p, v, n, cyc, doc, a));
 	return o;
 }
 
-json_t *annot_json(const struct profile *p, const char *fn, enum annot_view v, struct oob_err *err)
+json_t *annot_json(const struct profile *p, const char *fn, enum annot_view v,
+		   const struct annot_binary *bins, size_t nbins, struct oob_err *err)
 {
+	struct annot_ctx a = {bins, nbins};
 	if (!profile_npcs(p)) {
 		oob_err_set(err, -ENODATA, "the profile has no per-pc counts (run with them)");
 		return NULL;
@@ -272,10 +288,10 @@ json_t *annot_json(const struct profile *p, const char *fn, enum annot_view v, s
 		if (strcmp(profile_frame(p, f)->name, fn))
 			continue;
 		size_t n;
-		struct acc *a = collect(p, f, &n);
+		struct acc *acc = collect(p, f, &n);
 		if (n)
-			json_array_append_new(fns, function_obj(p, f, a, n, v, doc));
-		free(a);
+			json_array_append_new(fns, function_obj(p, f, acc, n, v, doc, &a));
+		free(acc);
 	}
 	json_object_set_new(doc, "functions", fns);
 	if (!json_array_size(fns)) {

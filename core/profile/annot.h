@@ -32,10 +32,20 @@ enum annot_view { ANNOT_SOURCE = 0, ANNOT_DISASM };
 /* "source" or "disasm": 0, or -EINVAL. */
 int annot_view_parse(const char *s, enum annot_view *out);
 
+/* Where a binary is now, by build-id, for the disassembly when the path the
+ * run used is gone (the server's jobs run on temporary links). */
+struct annot_binary {
+	const char *build_id;
+	const char *path;
+};
+
 /* The view of the functions named fn (caller owns the JSON), or NULL:
  * -ENODATA when p has no per-pc counts, -ENOENT when no counted frame has
  * that name (the message says which). Without objdump the disassembly view
- * still has its counts (disasm_error says why no text). Thread-safe. */
-json_t *annot_json(const struct profile *p, const char *fn, enum annot_view v, struct oob_err *err);
+ * still has its counts (disasm_error says why no text). bins (may be NULL)
+ * say where binaries are by build-id, else the sites' paths are used.
+ * Thread-safe. */
+json_t *annot_json(const struct profile *p, const char *fn, enum annot_view v,
+		   const struct annot_binary *bins, size_t nbins, struct oob_err *err);
 
 #endif

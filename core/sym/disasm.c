@@ -35,6 +35,8 @@ static int parse_line(char *s, struct disasm *d, size_t *cap)
 		return 0;
 	char *text = end + 2;
 	text[strcspn(text, "\n")] = 0;
+	if (strstr(text, "out of bounds")) /* an instruction across the stop address */
+		return 0;
 	if (d->n == *cap) {
 		*cap = *cap ? 2 * *cap : 64;
 		d->v = oob_xrealloc(d->v, *cap * sizeof(*d->v));
