@@ -70,6 +70,13 @@ int cli_cmd_annotate(struct cli *c, int argc, char **argv)
 				"usage)\n");
 		return 2;
 	}
+	if (c->ro.inline_frames) {
+		/* inline frames take instructions from their function's contexts,
+		 * which the per-pc rows are counted under */
+		fprintf(stderr, "oobprof annotate: --inline is not for annotate: each "
+				"instruction's inline chain is shown with it\n");
+		return 2;
+	}
 	c->ro.pcs = 1;
 	struct profile *p = cli_reconstruct(c, argc, argv);
 	if (!p)
