@@ -2,6 +2,7 @@
 
 #include <elf.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,10 @@
 #include "api_json.h"
 #include "node.h"
 #include "jobspec.h"
+#include "store.h"
+#include "catalog.h"
+#include "util/oob_mem.h"
+#include "profile/annot.h"
 #include "profile/profile_json.h"
 #include "sample/sample.h"
 #include "trace/trace_formats.h"
@@ -422,6 +427,81 @@ int api_jobs_processes(struct api_ctx *c, struct http_req *r, struct api_req *q)
 	json_t *j = profile_processes_json(result_profile(res));
 	json_object_set_new(j, "partial", json_boolean(result_partial(res)));
 	http_respond_json(r, 200, j);
+	api_cache_put(c->cache, ref);
+	return HTTP_BODY_NONE;
+}
+
+/* Where a job's binaries are stored, by build-id: its run used temporary
+ * links, gone since. What cannot be found is left out (no text then). */
+struct job_bins {
+	struct annot_binary *v;
+	struct catalog_binary *b;
+	char (*paths)[PATH_MAX];
+	size_t n;
+};
+
+static void job_bins_get(struct api_ctx *c, int64_t job, struct job_bins *jb)
+{
+	struct catalog_job_binary *ids = NULL;
+	size_t n = 0;
+	if (catalog_job_binaries(c->cat, job, &ids, &n, NULL) < 0 || !n) {
+		free(ids);
+		return;
+	}
+	jb->v = oob_xcalloc(n, sizeof(*jb->v));
+	jb->b = oob_xcalloc(n, sizeof(*jb->b));
+	jb->paths = oob_xcalloc(n, sizeof(*jb->paths));
+	for (size_t i = 0; i < n; i++) {
+		if (catalog_binary_get(c->cat, ids[i].id, &jb->b[jb->n], NULL) < 0 ||
+		    store_abspath(c->store, jb->b[jb->n].blob, jb->paths[jb->n], PATH_MAX) < 0)
+			continue;
+		jb->v[jb->n] = (struct annot_binary){jb->b[jb->n].build_id, jb->paths[jb->n]};
+		jb->n++;
+	}
+	free(ids);
+}
+
+static void job_bins_free(struct job_bins *jb)
+{
+	free(jb->v);
+	free(jb->b);
+	free(jb->paths);
+}
+
+/* perf annotate's views with exact counts (profile/annot.h): needs a job
+ * that counted per pc (options.pcs); 409 says so otherwise. */
+int api_jobs_annotate(struct api_ctx *c, struct http_req *r, struct api_req *q)
+{
+	struct oob_err e = {0};
+	const struct result *res;
+	const char *fn = http_req_arg(r, "fn"), *view = http_req_arg(r, "view");
+	enum annot_view v = ANNOT_SOURCE;
+	if (!fn || !*fn) {
+		oob_err_set(&e, -EINVAL, "fn: the function to annotate is missing");
+		return refuse(r, &e);
+	}
+	if (view && annot_view_parse(view, &v) < 0) {
+		oob_err_set(&e, -EINVAL, "view: expected source or disasm");
+		return refuse(r, &e);
+	}
+	struct api_cache_ref *ref = job_result(c, q->id, &res, &e);
+	if (!ref)
+		return refuse(r, &e);
+	struct job_bins jb = {0};
+	if (v == ANNOT_DISASM)
+		job_bins_get(c, q->id, &jb);
+	json_t *j = annot_json(result_profile(res), fn, v, jb.v, jb.n, &e);
+	job_bins_free(&jb);
+	if (j) {
+		http_respond_json(r, 200, j);
+	} else {
+		if (e.code == -ENODATA)
+			oob_err_set(&e, -EBUSY,
+				    "job %lld ran without per-pc counts: submit it again with "
+				    "options.pcs = true",
+				    (long long)q->id);
+		refuse(r, &e);
+	}
 	api_cache_put(c->cache, ref);
 	return HTTP_BODY_NONE;
 }

@@ -20,6 +20,8 @@ int api_jobs_delete(struct api_ctx *c, struct http_req *r, struct api_req *q);
 int api_jobs_flamegraph(struct api_ctx *c, struct http_req *r, struct api_req *q);
 int api_jobs_folded(struct api_ctx *c, struct http_req *r, struct api_req *q);
 int api_jobs_top(struct api_ctx *c, struct http_req *r, struct api_req *q);
+/* GET /api/v1/jobs/{id}/annotate?fn=NAME&view=source|disasm */
+int api_jobs_annotate(struct api_ctx *c, struct http_req *r, struct api_req *q);
 int api_jobs_processes(struct api_ctx *c, struct http_req *r, struct api_req *q);
 
 #endif

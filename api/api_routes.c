@@ -61,6 +61,7 @@ static const struct api_route routes[] = {
     READ("/api/v1/jobs/{id}/flamegraph", api_jobs_flamegraph),
     READ("/api/v1/jobs/{id}/folded", api_jobs_folded),
     READ("/api/v1/jobs/{id}/top", api_jobs_top),
+    READ("/api/v1/jobs/{id}/annotate", api_jobs_annotate),
     READ("/api/v1/jobs/{id}/processes", api_jobs_processes),
     READ("/api/v1/jobs/{id}/timeline", api_jobs_timeline),
     READ("/api/v1/jobs/{id}/offcpu", api_jobs_offcpu),

@@ -5,6 +5,8 @@
  *   oobprof fold    [options] TRACE...   folded stacks on stdout
  *   oobprof top     [options] TRACE...   per-function table (--json for JSON)
  *   oobprof stats   [options] TRACE...   counts and throughput
+ *   oobprof annotate FUNC [--source|--disasm] [options] TRACE...
+ *                                        exact counts per line or instruction
  *   oobprof convert --to oobt|tracerv-bin TRACE -o OUT
  *   oobprof export  --to speedscope|perfetto|pprof|folded [options] TRACE... -o OUT
  */
@@ -157,6 +159,13 @@ static int parse_opt(struct cli *c, unsigned bit, int opt, char *val)
 		return 0;
 	case OPT_JSON:
 		c->json = 1;
+		return 0;
+	case OPT_PCS:
+		c->ro.pcs = 1;
+		return 0;
+	case OPT_SOURCE:
+	case OPT_DISASM:
+		c->annot_disasm = opt == OPT_DISASM;
 		return 0;
 	case OPT_EVENTS:
 		c->ro.events_path = val;
@@ -360,13 +369,13 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		int (*fn)(struct cli *, int, char **);
-	} cmds[] = {{"fold", cli_cmd_fold},	     {"top", cli_cmd_top},
-		    {"stats", cli_cmd_stats},	     {"processes", cli_cmd_processes},
-		    {"convert", cli_cmd_convert},    {"export", cli_cmd_export},
-		    {"timeline", cli_cmd_timeline},  {"flamegraph", cli_cmd_flamegraph},
-		    {"diff", cli_cmd_diff},	     {"sample", cli_cmd_sample},
-		    {"offcpu", cli_cmd_offcpu},	     {"path", cli_cmd_path},
-		    {"stacks-at", cli_cmd_stacks_at}};
+	} cmds[] = {{"fold", cli_cmd_fold},	      {"top", cli_cmd_top},
+		    {"stats", cli_cmd_stats},	      {"processes", cli_cmd_processes},
+		    {"convert", cli_cmd_convert},     {"export", cli_cmd_export},
+		    {"timeline", cli_cmd_timeline},   {"flamegraph", cli_cmd_flamegraph},
+		    {"diff", cli_cmd_diff},	      {"sample", cli_cmd_sample},
+		    {"offcpu", cli_cmd_offcpu},	      {"path", cli_cmd_path},
+		    {"stacks-at", cli_cmd_stacks_at}, {"annotate", cli_cmd_annotate}};
 	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO,
 			.ro.threads = RECON_THREADS_AUTO,
 			.max_events = 5000000};

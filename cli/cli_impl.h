@@ -22,7 +22,8 @@ struct cli {
 	enum profile_metric metric;
 	int metric_set;
 	int annotate, json;
-	const char *to; /* convert: a trace format; export: an export format */
+	int annot_disasm; /* annotate --disasm */
+	const char *to;	  /* convert: a trace format; export: an export format */
 	const char *out;
 	int per_hart; /* convert: OUT-C<n> for each hart n */
 	int lz4;      /* convert --to tracerv-bin: LZ4 frames (oobt always has them) */
@@ -73,5 +74,6 @@ int cli_sample_opt(struct cli *c, int opt, const char *val);
 int cli_cmd_offcpu(struct cli *c, int argc, char **argv);
 int cli_cmd_path(struct cli *c, int argc, char **argv);
 int cli_cmd_stacks_at(struct cli *c, int argc, char **argv);
+int cli_cmd_annotate(struct cli *c, int argc, char **argv);
 
 #endif

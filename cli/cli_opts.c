@@ -20,6 +20,12 @@ static const struct cmd_row cmds[] = {
     {"top", CLI_TOP, "oobprof top [options] [-n N] TRACE...", "functions by self weight",
      "Calls, self and total instructions with their shares of the whole, and cycles and "
      "IPC when the trace has them."},
+    {"annotate", CLI_ANNOTATE, "oobprof annotate FUNC [--source|--disasm] [options] TRACE...",
+     "exact counts per source line or instruction of a function",
+     "perf annotate with exact numbers: instructions, cycles (when the trace has them) and "
+     "calls made, per source line of FUNC (the innermost line of each pc, as addr2line says) "
+     "or per instruction; totals are top's self counts. FUNC names every function of that "
+     "name (static functions of several binaries: one section each)."},
     {"stats", CLI_STATS, "oobprof stats [options] TRACE...", "what the reconstruction saw",
      "Instructions, calls, returns, traps, repairs, and how fast it ran."},
     {"processes", CLI_PROCESSES, "oobprof processes [options] [--json] TRACE...",
@@ -87,7 +93,7 @@ struct opt_row {
 
 #define ONE_OUT                                                                                    \
 	(CLI_FOLD | CLI_TOP | CLI_STATS | CLI_PROCESSES | CLI_TIMELINE | CLI_FLAMEGRAPH |          \
-	 CLI_DIFF | CLI_OFFCPU | CLI_PATH | CLI_STACKS_AT)
+	 CLI_DIFF | CLI_OFFCPU | CLI_PATH | CLI_STACKS_AT | CLI_ANNOTATE)
 
 /* In the order the help lists them. An option may have several rows when
  * what it does differs between commands. */
@@ -105,7 +111,16 @@ static const struct opt_row opts[] = {
     {"annotate", NULL, OPT_ANNOTATE, CLI_FOLD | CLI_EXPORT | CLI_FLAMEGRAPH,
      "add _[k] to kernel frames"},
     {"inline", NULL, OPT_INLINE, CLI_RECON, "add inlined functions as frames"},
-    {"json", NULL, OPT_JSON, CLI_TOP | CLI_PROCESSES | CLI_DIFF | CLI_OFFCPU,
+    {"pcs", NULL, OPT_PCS, CLI_EXPORT,
+     "pprof: count per pc, so that locations are exact pcs with their lines (pprof -list "
+     "shows per-line counts), one mapping per binary with its build-id, and processes are "
+     "pid/comm labels"},
+    {"source", NULL, OPT_SOURCE, CLI_ANNOTATE,
+     "counts per source line (the default), with the line's text where the file exists"},
+    {"disasm", NULL, OPT_DISASM, CLI_ANNOTATE,
+     "counts per instruction, with objdump's text (riscv64-linux-gnu-objdump, or "
+     "$OOB_OBJDUMP; counts alone without it)"},
+    {"json", NULL, OPT_JSON, CLI_TOP | CLI_PROCESSES | CLI_DIFF | CLI_OFFCPU | CLI_ANNOTATE,
      "JSON output (the API's shape)"},
     {"pid", "PID", OPT_PID, CLI_OFFCPU,
      "only the waits of this process (a task without a pid: its name, as \"waits [task 21]\")"},

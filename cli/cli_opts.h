@@ -26,12 +26,13 @@ enum cli_cmd_bit {
 	CLI_OFFCPU = 1u << 10,
 	CLI_PATH = 1u << 11,
 	CLI_STACKS_AT = 1u << 12,
+	CLI_ANNOTATE = 1u << 13,
 };
 
 /* Every command that reconstructs stacks from traces. */
 #define CLI_RECON                                                                                  \
 	(CLI_FOLD | CLI_TOP | CLI_STATS | CLI_PROCESSES | CLI_TIMELINE | CLI_EXPORT |              \
-	 CLI_FLAMEGRAPH | CLI_DIFF | CLI_OFFCPU | CLI_PATH | CLI_STACKS_AT)
+	 CLI_FLAMEGRAPH | CLI_DIFF | CLI_OFFCPU | CLI_PATH | CLI_STACKS_AT | CLI_ANNOTATE)
 #define CLI_ALL (CLI_RECON | CLI_CONVERT)
 
 /* Option ids past the short options' characters. */
@@ -81,6 +82,9 @@ enum cli_opt_id {
 	OPT_THREADS,
 	OPT_AT,
 	OPT_AT_FILE,
+	OPT_SOURCE,
+	OPT_PCS,
+	OPT_DISASM,
 };
 
 /* The command named name: its bit, or 0 for none. */

@@ -181,6 +181,12 @@ static int parse_option(const char *key, const json_t *x, struct jobspec *s, str
 		s->inline_frames = json_is_true(x);
 		return 0;
 	}
+	if (!strcmp(key, "pcs")) {
+		if (!json_is_boolean(x))
+			return bad(err, "options.pcs: expected true or false");
+		s->pcs = json_is_true(x);
+		return 0;
+	}
 	if (!strcmp(key, "tracerv"))
 		return parse_tracerv(x, &s->tracerv, err);
 	if (!strcmp(key, "hart") && get_uint(x, 0, 65535, &u) == 0) {
@@ -279,6 +285,7 @@ void jobspec_recon_opts(const struct jobspec *s, struct recon_opts *o)
 	o->trace.tracerv = s->tracerv;
 	o->trace.hart = (uint16_t)s->hart;
 	o->inline_frames = s->inline_frames;
+	o->pcs = s->pcs;
 	o->max_insns = s->max_insns;
 	o->max_depth = s->max_depth;
 	o->tasks = s->tasks;
@@ -306,6 +313,8 @@ json_t *jobspec_to_json(const struct jobspec *s)
 		      "tasks", recon_tasks_name(s->tasks));
 	if (s->max_depth)
 		json_object_set_new(opts, "max_depth", json_integer(s->max_depth));
+	if (s->pcs)
+		json_object_set_new(opts, "pcs", json_true());
 	if (s->have_go_clock)
 		json_object_set_new(
 		    opts, "go_clock",

@@ -55,6 +55,7 @@ struct jobspec {
 	enum trace_format format;
 	enum profile_metric metric;
 	int inline_frames;
+	int pcs; /* options.pcs: count per pc (annotate, pprof at the exact pc) */
 	struct trace_tracerv_opts tracerv;
 	unsigned hart;
 	uint64_t max_insns;

@@ -24,6 +24,7 @@ struct result_doc {
 	struct profile_stats st;
 	json_t *processes; /* borrowed from the document */
 	json_t *warnings;  /* likewise; NULL in results stored before them */
+	json_t *pcs;	   /* likewise; NULL when the job did not count per pc */
 	int has_cycles, partial;
 	struct oob_arena *arena;
 };
@@ -78,6 +79,9 @@ char *result_json_from_profile(const struct profile *p, int partial, size_t *len
 	    RESULT_VERSION, "partial", partial, "has_cycles", profile_has_cycles(p), "stats",
 	    profile_stats_json(profile_stats(p)), "frames", frames, "nodes", nodes, "processes",
 	    processes_json(p), "warnings", profile_warnings_json(p));
+	json_t *pcs = profile_pcs_json(p);
+	if (pcs)
+		json_object_set_new(doc, "pcs", pcs);
 	char *text = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
 	if (len)
@@ -178,6 +182,7 @@ static int parse_doc(struct result_doc *r, json_t *doc, struct oob_err *err)
 			return rc;
 	r->processes = json_object_get(doc, "processes");
 	r->warnings = json_object_get(doc, "warnings");
+	r->pcs = json_object_get(doc, "pcs");
 	return parse_stats(r, stats, err);
 }
 
@@ -194,7 +199,8 @@ struct result *result_parse(const char *text, size_t n, struct oob_err *err)
 	if (parse_doc(&d, doc, err) == 0) {
 		struct profile *p = profile_new(d.nodes, d.nnodes, d.frames, d.nframes, &d.st, err);
 		if (p && (profile_processes_from_json(p, d.processes, err) < 0 ||
-			  profile_warnings_from_json(p, d.warnings, err) < 0)) {
+			  profile_warnings_from_json(p, d.warnings, err) < 0 ||
+			  profile_pcs_from_json(p, d.pcs, err) < 0)) {
 			profile_free(p);
 			p = NULL;
 		}

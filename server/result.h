@@ -12,7 +12,9 @@
  *    "stats": {"format": "spike", "harts": 1, "instructions": 123, ...},
  *    "frames": [[name, binary|null, file|null, line, kind, "0xaddr"], ...],
  *    "nodes":  [[parent, frame, calls, self_insns, self_cycles], ...],
- *    "processes": {as GET .../processes, each process with its root "frame"}}
+ *    "processes": {as GET .../processes, each process with its root "frame"},
+ *    "pcs": per-pc counts when the job asked for them (options.pcs; the
+ *           shape of profile_pcs_json)}
  *
  * Node 0 is the root (parent and frame -1); parents come before children;
  * totals are not stored but summed again at load, so a file cannot carry

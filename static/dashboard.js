@@ -54,14 +54,17 @@ function optionFields(prefix, opts = {}) {
     format.value = opts.format || 'auto';
   }).catch(() => { /* auto alone: detection still works */ });
   const inline = el('input', { type: 'checkbox', id: `${prefix}-inline`, checked: !!opts.inline });
+  const pcs = el('input', { type: 'checkbox', id: `${prefix}-pcs`, checked: !!opts.pcs,
+    title: 'count per instruction: the annotate view and pprof at the exact pc (about 40 % slower)' });
   const tasks = select(`${prefix}-tasks`, [['auto', 'auto (the kernel\'s events, else derived)'],
     ['satp', 'satp (one process per address space)']], opts.tasks || 'auto');
   const fields = [
     el('label', { for: `${prefix}-format` }, 'Format'), format,
     el('label', { for: `${prefix}-inline` }, 'Inline frames'), inline,
+    el('label', { for: `${prefix}-pcs` }, 'Per-line counts'), pcs,
     el('label', { for: `${prefix}-tasks` }, 'Tasks'), tasks,
   ];
-  const read = () => ({ format: format.value, inline: inline.checked, tasks: tasks.value });
+  const read = () => ({ format: format.value, inline: inline.checked, pcs: pcs.checked, tasks: tasks.value });
   return [fields, read];
 }
 

@@ -12,6 +12,7 @@
 import { exportURL, getJSON, getToken, speedscopeURL } from './api.js';
 import { ORDERS, keyboardFrames, screenTooltip } from './flame.js';
 import { drawSandwich } from './sandwich.js';
+import { drawAnnotate } from './annotate.js';
 import { pagedTable } from './table.js';
 import {
   bytes, date, el, escapeHTML, hashParams, ipc, jobTotal, message, num, percent, progressBar, progressLabel, progressOf,
@@ -416,6 +417,11 @@ export function renderJob(main, id) {
         title: `who calls ${f.name}, and what it calls`,
         onclick: () => openSandwich(f.name),
       }, 'sandwich') },
+      { key: 'annotate', label: 'per line', render: (f) => el('button', {
+        type: 'button', class: 'link annotate-open', 'data-fn': f.name,
+        title: `exact counts per source line and per instruction of ${f.name}`,
+        onclick: () => openAnnotate(f.name, 'source'),
+      }, 'annotate') },
     ].filter(Boolean);
     if (!cols.some((c) => c.key === state.table.key)) state.table.key = state.metric === 'calls' ? 'calls' : 'self_' + state.metric;
     const caption = `Functions by ${state.metric}${filterText()} (${num(top.count)} in all; ` +
@@ -432,6 +438,16 @@ export function renderJob(main, id) {
     if (state.priv !== 'all') parts.push(`${state.priv} frames`);
     if (state.from !== '' || state.to !== '') parts.push(`window [${num(state.from || 0)}, ${state.to === '' ? 'end' : num(state.to)})`);
     return parts.length ? ', ' + parts.join(', ') : '';
+  }
+
+  let annotateBox = null;
+  function openAnnotate(fn, view) {
+    if (!annotateBox) return;
+    annotateBox.hidden = false;
+    drawAnnotate(annotateBox, id, fn, view, (v) => openAnnotate(fn, v), () => {
+      annotateBox.hidden = true;
+    });
+    annotateBox.scrollIntoView({ block: 'nearest' });
   }
 
   let sandwichBox = null;
@@ -604,6 +620,7 @@ export function renderJob(main, id) {
     const chip = el('div', { id: 'proc-filter', hidden: true, 'aria-live': 'polite' });
     const winChip = el('div', { id: 'window-filter', hidden: true, 'aria-live': 'polite' });
     sandwichBox = el('section', { id: 'sandwich', class: 'card', hidden: true });
+    annotateBox = el('section', { id: 'annotate', class: 'card', hidden: true });
 
     setSearch = (term) => {
       state.term = term;
@@ -674,7 +691,7 @@ export function renderJob(main, id) {
         chip, winChip, legend(), flameNote, details, container,
         el('p', { class: 'muted' }, 'Click a frame to zoom into it; hover for exact counts. Keyboard: Tab to ' +
           'the graph, arrows move to the caller, the heaviest callee or a sibling, Enter zooms, Escape resets.')),
-      sandwichBox, tableBox, exports);
+      sandwichBox, annotateBox, tableBox, exports);
     drawFlame(container, details, flameNote);
     drawTable(tableBox);
     showSandwich();

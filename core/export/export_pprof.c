@@ -9,6 +9,15 @@
  * (instructions before any frame was known) goes to an "[unknown]" function.
  * One mapping covers every address and says functions are resolved, so pprof
  * never tries to symbolize the addresses itself.
+ *
+ * A profile with per-pc counts (recon_opts.pcs) is written at the exact pc
+ * instead (put_pc_profile): one mapping per binary and load bias, with its
+ * build-id; one location per pc with its line, an inline chain as several
+ * lines (innermost first, as profile.proto orders them), so `pprof -list`
+ * shows exact per-line counts; the contexts above the leaf are located at
+ * their function's entry. Process roots become pid and comm labels rather
+ * than frames. The calls sample type stays "times the context was entered",
+ * on a sample of its own at the function's entry.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -76,6 +85,11 @@ struct enc {
 	struct export_pb tmp, ids, vals;
 	int cycles;
 	uint32_t unknown_id; /* function and location of the root's weight */
+	/* exact-pc form: function ids by (name, file) string ids, the first
+	 * location id of frames (after the sites'), mapping id per site */
+	struct oob_map fn_ids, loc_ids;
+	uint64_t nfns, nlocs, frame_loc0;
+	uint32_t *site_map;
 };
 
 static void put_msg(struct enc *e, unsigned field, struct export_pb *m)
@@ -128,6 +142,185 @@ static void put_mapping(struct enc *e, const char *name)
 	put_msg(e, P_MAPPING, &e->tmp);
 }
 
+/* ---- at the exact pc ---- */
+
+static uint64_t fn_id(struct enc *e, const char *name, const char *file, uint32_t line)
+{
+	uint64_t ns = str_id(&e->st, name), fs = file ? str_id(&e->st, file) : 0;
+	uint64_t *v = oob_map_put(&e->fn_ids, ns << 32 | fs, NULL);
+	if (!*v) {
+		*v = ++e->nfns;
+		put_function(e, *v, name, file, line);
+	}
+	return *v;
+}
+
+struct pc_mapping {
+	uint64_t lo, hi, bias;
+	const struct profile_site *s;
+};
+
+/* Mappings: one per (binary, bias), over the hull of its counted pcs. */
+static void put_pc_mappings(struct enc *e)
+{
+	const struct profile *p = e->p;
+	size_t ns = profile_nsites(p), nm = 0;
+	struct pc_mapping *m = oob_xcalloc(ns + 1, sizeof(*m));
+	e->site_map = oob_xcalloc(ns + 1, sizeof(*e->site_map));
+	for (uint32_t i = 0; i < ns; i++) {
+		const struct profile_site *s = profile_site(p, i);
+		if (!s->binary)
+			continue;
+		uint64_t bias = s->pc - s->link;
+		size_t k = 0; /* a few binaries: a linear search */
+		while (k < nm && (m[k].bias != bias || strcmp(m[k].s->binary, s->binary)))
+			k++;
+		if (k == nm)
+			m[nm++] = (struct pc_mapping){s->pc, s->pc, bias, s};
+		if (s->pc < m[k].lo)
+			m[k].lo = s->pc;
+		if (s->pc >= m[k].hi)
+			m[k].hi = s->pc + 4;
+		e->site_map[i] = (uint32_t)k + 1;
+	}
+	for (size_t k = 0; k < nm; k++) {
+		export_pb_uint(&e->tmp, 1, k + 1);
+		export_pb_uint(&e->tmp, 2, m[k].lo);
+		export_pb_uint(&e->tmp, 3, m[k].hi);
+		export_pb_uint(&e->tmp, 4, m[k].lo - m[k].bias); /* file_offset: link address */
+		/* the file's name: where the run found it is the runner's business
+		 * (the server's jobs use temporary links) */
+		const char *base = strrchr(m[k].s->binary, '/');
+		export_pb_uint(&e->tmp, 5, str_id(&e->st, base ? base + 1 : m[k].s->binary));
+		if (m[k].s->build_id)
+			export_pb_uint(&e->tmp, 6, str_id(&e->st, m[k].s->build_id));
+		export_pb_uint(&e->tmp, 7, 1);
+		export_pb_uint(&e->tmp, 8, 1);
+		export_pb_uint(&e->tmp, 9, 1);
+		put_msg(e, P_MAPPING, &e->tmp);
+	}
+	free(m);
+}
+
+static void put_line(struct export_pb *loc, uint64_t fn, uint32_t line)
+{
+	struct export_pb ln = {0};
+	export_pb_uint(&ln, 1, fn);
+	export_pb_uint(&ln, 2, line);
+	export_pb_bytes(loc, 4, ln.p, ln.n);
+	export_pb_free(&ln);
+}
+
+/* The location of site i run as part of frame f (the calling context's
+ * function: code without symbols is named by where control entered it, so
+ * one pc may belong to several): made on first use. Its lines: the
+ * innermost first, then each caller it was inlined into, f last. */
+static uint64_t pc_location(struct enc *e, uint32_t i, uint32_t f)
+{
+	uint64_t *id = oob_map_put(&e->loc_ids, (uint64_t)i << 32 | f, NULL);
+	if (*id)
+		return *id;
+	*id = ++e->nlocs;
+	const struct profile_site *s = profile_site(e->p, i);
+	const struct profile_frame *fr = f < profile_nframes(e->p) ? profile_frame(e->p, f) : NULL;
+	const char *outer = fr ? fr->name : "[unknown]";
+	const char *ofile = fr ? (fr->file ? fr->file : fr->binary) : NULL;
+	struct export_pb loc = {0}; /* e->tmp carries the functions made on the way */
+	export_pb_uint(&loc, 1, *id);
+	if (e->site_map[i])
+		export_pb_uint(&loc, 2, e->site_map[i]);
+	export_pb_uint(&loc, 3, s->pc);
+	uint32_t line = s->line;
+	for (uint32_t k = s->ninl; k-- > 0;) {
+		put_line(&loc, fn_id(e, s->inl[k].name, s->file, 0), line);
+		line = s->inl[k].call_line;
+	}
+	put_line(&loc, fn_id(e, outer, ofile, fr ? fr->line : 0), line);
+	put_msg(e, P_LOCATION, &loc);
+	export_pb_free(&loc);
+	return *id;
+}
+
+static void put_label(struct export_pb *m, struct enc *e, const char *key, const char *str,
+		      int64_t num)
+{
+	struct export_pb l = {0};
+	export_pb_uint(&l, 1, str_id(&e->st, key));
+	if (str)
+		export_pb_uint(&l, 2, str_id(&e->st, str));
+	else
+		export_pb_uint(&l, 3, (uint64_t)num);
+	export_pb_bytes(m, 3, l.p, l.n);
+	export_pb_free(&l);
+}
+
+/* A sample: leaf location, then node's stack above it (process roots as
+ * labels), then the values. */
+static void put_pc_sample(struct enc *e, uint64_t leaf, uint32_t node, uint64_t insns,
+			  uint64_t cycles, uint64_t calls)
+{
+	const struct profile *p = e->p;
+	const struct profile_process *proc = NULL;
+	export_pb_varint(&e->ids, leaf);
+	for (uint32_t x = node; x != 0; x = profile_node(p, x)->parent) {
+		uint32_t f = profile_node(p, x)->frame;
+		if (profile_frame(p, f)->kind != PROFILE_FRAME_PROCESS) {
+			if (x != node)
+				export_pb_varint(&e->ids, e->frame_loc0 + f);
+			continue;
+		}
+		for (size_t k = 0; k < profile_nprocesses(p) && !proc; k++)
+			if (profile_process(p, k)->frame == f)
+				proc = profile_process(p, k);
+		if (!proc)
+			put_label(&e->tmp, e, "comm", profile_frame(p, f)->name, 0);
+	}
+	export_pb_varint(&e->vals, insns);
+	if (e->cycles)
+		export_pb_varint(&e->vals, cycles);
+	export_pb_varint(&e->vals, calls);
+	export_pb_bytes(&e->tmp, 1, e->ids.p, e->ids.n);
+	export_pb_bytes(&e->tmp, 2, e->vals.p, e->vals.n);
+	if (proc && proc->pid >= 0)
+		put_label(&e->tmp, e, "pid", NULL, proc->pid);
+	if (proc && proc->comm)
+		put_label(&e->tmp, e, "comm", proc->comm, 0);
+	e->ids.n = e->vals.n = 0;
+	put_msg(e, P_SAMPLE, &e->tmp);
+}
+
+static void put_pc_profile(struct enc *e)
+{
+	const struct profile *p = e->p;
+	uint32_t ns = (uint32_t)profile_nsites(p);
+	oob_map_init(&e->fn_ids, 2 * profile_nframes(p) + 16);
+	oob_map_init(&e->loc_ids, 2 * ns + 16);
+	put_pc_mappings(e);
+	e->frame_loc0 = 1;
+	e->nlocs = profile_nframes(p);
+	for (uint32_t f = 0; f < profile_nframes(p); f++) {
+		const struct profile_frame *fr = profile_frame(p, f);
+		uint64_t fn = fn_id(e, fr->name, fr->file ? fr->file : fr->binary, fr->line);
+		export_pb_uint(&e->tmp, 1, e->frame_loc0 + f);
+		export_pb_uint(&e->tmp, 3, fr->addr);
+		put_line(&e->tmp, fn, fr->line);
+		put_msg(e, P_LOCATION, &e->tmp);
+	}
+	for (size_t i = 0; i < profile_npcs(p); i++) {
+		const struct profile_pc *r = profile_pc(p, i);
+		uint32_t f = r->node ? profile_node(p, r->node)->frame : PROFILE_NONE;
+		put_pc_sample(e, pc_location(e, r->site, f), r->node, r->insns, r->cycles, 0);
+	}
+	for (uint32_t i = 1; i < profile_nnodes(p); i++) {
+		const struct profile_node *n = profile_node(p, i);
+		if (n->calls)
+			put_pc_sample(e, e->frame_loc0 + n->frame, i, 0, 0, n->calls);
+	}
+	oob_map_destroy(&e->fn_ids);
+	oob_map_destroy(&e->loc_ids);
+	free(e->site_map);
+}
+
 static void put_frames(struct enc *e)
 {
 	const struct profile *p = e->p;
@@ -178,7 +371,8 @@ static void put_header(struct enc *e, const struct export_opts *o)
 	export_pb_uint(&e->out.buf, P_PERIOD, 1);
 	export_pb_uint(&e->out.buf, P_DEFAULT_SAMPLE_TYPE, str_id(&e->st, profile_metric_name(m)));
 	export_pb_uint(&e->out.buf, P_COMMENT, str_id(&e->st, export_tool_name()));
-	put_mapping(e, o->name ? o->name : "oobprof");
+	if (!profile_npcs(e->p))
+		put_mapping(e, o->name ? o->name : "oobprof");
 }
 
 static void put_strings(struct enc *e)
@@ -200,8 +394,12 @@ int export_pprof(const struct profile *p, const struct export_opts *o, FILE *out
 		return oob_err_set(err, -ENOMEM, "pprof export: zlib cannot start");
 	oob_map_init(&e.st.idx, 2 * profile_nframes(p) + 16);
 	put_header(&e, o);
-	put_frames(&e);
-	put_samples(&e);
+	if (profile_npcs(p)) {
+		put_pc_profile(&e);
+	} else {
+		put_frames(&e);
+		put_samples(&e);
+	}
 	put_strings(&e);
 	int rc = export_pb_gz_finish(&e.out) < 0
 		     ? oob_err_set(err, -EIO, "pprof export: zlib failed")

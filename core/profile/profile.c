@@ -16,6 +16,8 @@ void profile_free(struct profile *p)
 	free(p->nodes);
 	free(p->frames);
 	free(p->procs);
+	free(p->pcs);
+	free(p->sites);
 	oob_arena_free(p->arena);
 	free(p);
 }

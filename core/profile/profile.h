@@ -124,6 +124,50 @@ struct profile_stats {
 
 enum profile_metric { PROFILE_INSNS = 0, PROFILE_CYCLES, PROFILE_CALLS };
 
+/*
+ * Per-pc counts (recon_opts.pcs). A site is one run-time pc of one address
+ * space with what the binary says of it; a row is what ran at a site under
+ * one calling context (node), so a node's rows add up to its self counts
+ * (without --inline: inline frames take their instructions from the node).
+ * cycles of an instruction: from its retirement to the next one's on its
+ * hart (the profile's convention: the last record of a hart has 0). calls:
+ * the times a call instruction at the site ran (0 elsewhere).
+ */
+struct profile;
+
+#define PROFILE_SITE_INLINES 4
+
+struct profile_site {
+	uint64_t pc;	      /* run-time */
+	uint64_t link;	      /* the same in the binary (link-time), or pc without one */
+	uint32_t space;	      /* address space (0 kernel, 1.. user) */
+	uint32_t frame;	      /* the function containing pc, or PROFILE_NONE */
+	const char *binary;   /* path of the ELF mapped at pc, or NULL */
+	const char *build_id; /* that ELF's (sym_binary_build_id), or NULL */
+	const char *file;     /* source file of the pc (innermost), or NULL */
+	uint32_t line;	      /* its line, or 0 */
+	uint32_t ninl;	      /* inline chain at pc, outermost first (truncated at
+				 PROFILE_SITE_INLINES, innermost dropped) */
+	struct {
+		const char *name;      /* the inlined function */
+		const char *call_file; /* where it was inlined, or NULL */
+		uint32_t call_line;
+	} inl[PROFILE_SITE_INLINES];
+};
+
+struct profile_pc {
+	uint32_t node; /* calling context */
+	uint32_t site; /* index of profile_site */
+	uint64_t insns, cycles, calls;
+};
+
+/* Rows sorted by (node, pc); sites by (space, pc). 0 rows when the run did
+ * not count per pc. Borrowed, valid while p lives. */
+size_t profile_npcs(const struct profile *p);
+const struct profile_pc *profile_pc(const struct profile *p, size_t i);
+size_t profile_nsites(const struct profile *p);
+const struct profile_site *profile_site(const struct profile *p, uint32_t i);
+
 struct profile;
 
 /*

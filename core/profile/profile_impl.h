@@ -24,8 +24,17 @@ struct profile {
 	uint64_t switches;
 	struct profile_warning warnings[PROFILE_WARNINGS_MAX];
 	size_t nwarnings;
+	struct profile_pc *pcs; /* per-pc counts (profile_set_pcs), or NULL */
+	size_t npcs;
+	struct profile_site *sites;
+	size_t nsites;
 	struct oob_arena *arena; /* frame strings, process data, warnings */
 };
+
+/* Gives p the per-pc rows and sites (p takes both arrays, allocated with
+ * malloc; the sites' strings are copied into p's arena). */
+void profile_set_pcs(struct profile *p, struct profile_pc *rows, size_t nrows,
+		     struct profile_site *sites, size_t nsites);
 
 /* Symbolizes the frames once, derives totals and child lists. Never NULL. */
 struct profile *profile_build(const struct cct *c, const struct frame_table *ft,

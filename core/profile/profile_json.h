@@ -54,4 +54,16 @@ json_t *profile_warnings_json(const struct profile *p);
  * existed) means none. -EINVAL for a malformed entry. */
 int profile_warnings_from_json(struct profile *p, const json_t *a, struct oob_err *err);
 
+/* The per-pc counts (profile_pcs) as stored with a result, or NULL when p
+ * has none:
+ *   {"sites": [["0xpc", "0xlink", space, frame|-1, binary|null,
+ *               build_id|null, file|null, line,
+ *               [[inlined, call_file|null, call_line], ...]], ...],
+ *    "rows": [[node, site, insns, cycles, calls], ...]}
+ * Returns a new reference. */
+json_t *profile_pcs_json(const struct profile *p);
+/* Reads that shape back into p (NULL doc: none). -EINVAL naming the first
+ * malformed or out-of-range entry. */
+int profile_pcs_from_json(struct profile *p, const json_t *doc, struct oob_err *err);
+
 #endif

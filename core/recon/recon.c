@@ -113,6 +113,8 @@ static uint32_t hart_run(struct recon *r, struct tracker_hart *h, const struct t
 		}
 		uint32_t m = blk->n - pos < e - i ? blk->n - pos : e - i, k;
 		k = match_pcs(pc + i, blk->pcs + pos, m);
+		if (r->pcs && k)
+			recon_pcs_hit(r, h, blk, pos, k, i);
 		if (blk->inl && k)
 			*oob_map_put(&r->inl, (uint64_t)stack_top(h->stk)->node << 32 | blk->inl,
 				     NULL) += k;
@@ -481,6 +483,8 @@ static int recon_open(const struct recon_opts *opts, struct recon **out, struct 
 	r->seen_bits = oob_xcalloc((size_t)1 << SEEN_BITS_LOG2, sizeof(*r->seen_bits));
 	r->seen_bits[0].pc = UINT64_MAX; /* slot 0's zero tag must not match pc 0 */
 	oob_map_init(&r->inl, 64);
+	if (opts->pcs)
+		recon_pcs_init(r);
 	proc_init(&r->run.proc, &r->run.frames, NULL, 0, 0, 0);
 	if ((rc = load_binaries(r, err)) < 0)
 		return rc;
@@ -509,6 +513,7 @@ void recon_free(struct recon *r)
 	events_free(r->events);
 	free(r->seen_bits);
 	oob_map_destroy(&r->inl);
+	recon_pcs_free(r);
 	recon_nonlocal_free(r);
 	proc_destroy(&r->run.proc);
 	for (size_t k = 0; k < r->run.nspaces; k++) {
@@ -582,11 +587,15 @@ int recon_finish(struct recon *r, struct profile **out)
 {
 	finish(r);
 	split_inlines(r);
+	if (r->pcs)
+		recon_pcs_sites(r);
 	r->run.st.seconds = now_seconds() - r->t0;
 	*out = profile_build(&r->cct, &r->run.frames, (const struct sym_space *const *)r->run.syms,
 			     r->run.nspaces, &r->run.st);
 	add_processes(r, *out);
 	recon_warn(r, *out);
+	if (r->pcs)
+		recon_pcs_finish(r, *out);
 	return 0;
 }
 
@@ -660,6 +669,10 @@ static const char *par_reason(const struct recon *r)
 		return "stack events are wanted";
 	if (o->inline_frames)
 		return "inline frames";
+	if (o->pcs)
+		return "per-pc counts (kept with the code blocks, not per chunk)";
+	if (o->pcs)
+		return "per-pc counts";
 	if (o->max_insns)
 		return "an instruction limit";
 	return NULL;

@@ -80,7 +80,13 @@ struct recon_opts {
 	const char *events_path; /* sideband JSON Lines (process events), or NULL */
 	enum recon_tasks tasks;
 	enum recon_nonlocal nonlocal;
-	int inline_frames;  /* add DWARF inline frames under their functions */
+	int inline_frames; /* add DWARF inline frames under their functions */
+	/* Count instructions, cycles and calls per (calling context, pc), with
+	 * each pc's source line and inline chain (profile_pcs): for annotated
+	 * views and pc-exact exports. Off by default: the counts cost a compare
+	 * per code block, and when on a store per instruction. Runs the trace
+	 * sequentially (threads ignored). */
+	int pcs;
 	uint64_t max_insns; /* stop after this many instructions, 0 = all */
 	/* Deepest stack kept per task (entries, trap markers included); a push
 	 * beyond it is dropped and counted (repairs_depth). 0 = the default. */

@@ -74,7 +74,19 @@ struct recon {
 	uint64_t par_joined, par_rerun, par_direct; /* recon_par.c: chunks so handled */
 	struct recon_chk *chk; /* recon_chunk.c: a chunk run (speculative or a join's
 				  re-run), NULL in the sequential run */
+	struct recon_pcs *pcs; /* recon_pcs.c: per-pc counts (opts->pcs), or NULL */
 };
+
+/* recon_pcs.c: per-pc counts. hit counts records [i, i + k) of the batch,
+ * which matched blk from pos, under the hart's top node; sites symbolizes
+ * every counted pc (and may intern frames: before profile_build); finish
+ * gives the rows and sites to the profile (profile_set_pcs). */
+void recon_pcs_init(struct recon *r);
+void recon_pcs_free(struct recon *r);
+void recon_pcs_hit(struct recon *r, struct tracker_hart *h, struct code_block *blk, uint32_t pos,
+		   uint32_t k, uint32_t i);
+void recon_pcs_sites(struct recon *r); /* before profile_build: interns frames */
+void recon_pcs_finish(struct recon *r, struct profile *p);
 
 /*
  * A chunk's run (recon_chunk.c, RECONSTRUCTION.md 16). A speculative run

@@ -180,6 +180,10 @@ if [ -x "$OOB_BUILDDIR/tests/bench/bench_sym" ] && [ -f "$gen/vmlinux" ]; then
 	"$OOB_BUILDDIR/tests/bench/bench_sym" "$gen/vmlinux" 2>&1 || true
 fi
 
+# Per-pc counts (annotate, pprof --pcs) against the default fold.
+echo
+sh "$OOB_SRCDIR/tests/bench/bench-pcs.sh" "$cli" "$prog" "$insns" "$dir/mixed.oobt"
+
 # The event index (core/recon/evidx.h): one job of the same trace on a
 # private oobprofd, window views with the index and with the whole replay.
 echo

@@ -58,6 +58,8 @@ for c in $cmds; do
 			set -- "$name"
 		fi
 		[ "$name" = -o ] && set -- -o "$W/out.$c"
+		# annotate takes the function first
+		[ "$c" = annotate ] && set -- main "$@"
 		"$CLI" "$c" "$@" "$W/no-such-trace" >/dev/null 2>"$W/err" </dev/null
 		! grep -q "unknown option\|no such option\|value is missing\|bad value\|no trace given" "$W/err" ||
 			bad="$bad $c:$name($(head -c 80 "$W/err"))"

@@ -5,6 +5,7 @@
 
 #include "oobtest.h"
 #include "profile/profile.h"
+#include "profile/annot.h"
 #include "profile/profile_json.h"
 
 /* root -> main -> fib -> fib, and main -> odd;name (';' in a name) */
@@ -139,6 +140,60 @@ static void processes_round_trip(void)
 	profile_free(p);
 }
 
+/* Per-pc counts of tree()'s fib (frame 1, nodes 2 and 3: recursive) at
+ * three pcs, stored and read back, then annotated by line: line 7 gets
+ * 2 + 1 (node 2) + 3 (node 3) = 6 instructions, line 8 gets 2; one call
+ * at site 1 made 4 calls (numbers are made up, not a real run). */
+static void pcs_round_trip_and_annotate(void)
+{
+	struct profile *p = tree();
+	json_t *doc = json_pack(
+	    "{s:[[s,s,i,i,s,n,s,i,[]], [s,s,i,i,s,n,s,i,[]], [s,s,i,i,s,n,s,i,[[s,n,i]]]],"
+	    " s:[[i,i,i,i,i], [i,i,i,i,i], [i,i,i,i,i], [i,i,i,i,i]]}",
+	    "sites", "0x200", "0x200", 1, 1, "/bin/p", "fib.c", 7, "0x204", "0x204", 1, 1, "/bin/p",
+	    "fib.c", 7, "0x208", "0x208", 1, 1, "/bin/p", "fib.c", 8, "sq", 5, "rows", 2, 0, 2, 4,
+	    0, 2, 1, 1, 1, 4, 3, 0, 3, 3, 0, 2, 2, 2, 2, 0);
+	CHECK_EQ(profile_pcs_from_json(p, doc, NULL), 0);
+	CHECK_EQ(profile_npcs(p), 4);
+	CHECK_STR(profile_site(p, 2)->inl[0].name, "sq");
+	json_t *back = profile_pcs_json(p);
+	CHECK(json_equal(back, doc));
+	struct oob_err e = {0};
+	json_t *a = annot_json(p, "fib", ANNOT_SOURCE, NULL, 0, &e);
+	CHECK(a != NULL);
+	json_t *f = json_array_get(json_object_get(a, "functions"), 0);
+	CHECK_EQ(json_integer_value(json_object_get(f, "instructions")), 8);
+	CHECK_EQ(json_integer_value(json_object_get(f, "calls")), 4);
+	json_t *l7 = json_array_get(json_object_get(f, "lines"), 0);
+	json_t *l8 = json_array_get(json_object_get(f, "lines"), 1);
+	CHECK_EQ(json_integer_value(json_object_get(l7, "line")), 7);
+	CHECK_EQ(json_integer_value(json_object_get(l7, "instructions")), 6);
+	CHECK_EQ(json_integer_value(json_object_get(l8, "instructions")), 2);
+	CHECK(annot_json(p, "main", ANNOT_SOURCE, NULL, 0, &e) == NULL);
+	CHECK_EQ(e.code, -ENOENT);
+	json_decref(a);
+	json_decref(back);
+	/* out of range: a node, a site, a frame; a chain longer than kept */
+	json_array_set_new(json_array_get(json_object_get(doc, "rows"), 0), 0, json_integer(5));
+	CHECK_EQ(profile_pcs_from_json(p, doc, &e), -EINVAL);
+	CHECK(strstr(e.msg, "row 0") != NULL);
+	json_array_set_new(json_array_get(json_object_get(doc, "rows"), 0), 0, json_integer(2));
+	json_array_set_new(json_array_get(json_object_get(doc, "rows"), 1), 1, json_integer(3));
+	CHECK_EQ(profile_pcs_from_json(p, doc, &e), -EINVAL);
+	json_array_set_new(json_array_get(json_object_get(doc, "rows"), 1), 1, json_integer(1));
+	json_array_set_new(json_array_get(json_object_get(doc, "sites"), 0), 3, json_integer(3));
+	CHECK_EQ(profile_pcs_from_json(p, doc, &e), -EINVAL);
+	CHECK(strstr(e.msg, "site 0") != NULL);
+	json_decref(doc);
+	/* a profile without per-pc counts */
+	struct profile *q = tree();
+	CHECK(annot_json(q, "fib", ANNOT_SOURCE, NULL, 0, &e) == NULL);
+	CHECK_EQ(e.code, -ENODATA);
+	CHECK(profile_pcs_json(q) == NULL);
+	profile_free(q);
+	profile_free(p);
+}
+
 int main(void)
 {
 	OOBTEST_BEGIN("test_profile");
@@ -147,5 +202,6 @@ int main(void)
 	RUN(folded_escapes_and_annotates);
 	RUN(functions_count_recursion_once);
 	RUN(processes_round_trip);
+	RUN(pcs_round_trip_and_annotate);
 	return OOBTEST_END();
 }
