@@ -130,6 +130,26 @@ def known_gap(variant, case, ok, detail):
     line("SKIP", variant, case, "known gap on two harts, pc only: " + detail)
     return False
 
+def vdso_funcs(vmlinux, out):
+    """The functions of the vDSO image embedded in vmlinux between
+    vdso_start and vdso_end: [(name, offset, size)], by readelf."""
+    lo, hi = symbol(vmlinux, "vdso_start"), symbol(vmlinux, "vdso_end")
+    for l in readelf(["-SW"], vmlinux).splitlines():
+        f = l.replace("[ ", "[").split()
+        if len(f) > 6 and re.fullmatch(r"\[\d+\]", f[0]) and re.fullmatch(r"[0-9a-f]+", f[3]):
+            addr, off, size = int(f[3], 16), int(f[4], 16), int(f[5], 16)
+            if addr <= lo < addr + size and f[2] != "NOBITS":
+                with open(vmlinux, "rb") as e:
+                    e.seek(lo - addr + off)
+                    open(out, "wb").write(e.read(hi - lo))
+                break
+    funcs = []
+    for l in readelf(["-sW"], out).splitlines():
+        f = l.split()
+        if len(f) >= 8 and f[3] == "FUNC":
+            funcs.append((f[7].split("@")[0], int(f[1], 16), int(f[2])))
+    return funcs
+
 def frames_of(fold_line):
     stack, w = fold_line.rstrip("\n").rsplit(" ", 1)
     return stack.split(";"), int(w)
@@ -562,6 +582,27 @@ for v in ("sv57", "sv39", "smp2"):
                    and not any(lo <= pc < hi for lo, hi in user_elf)})
     results[v] = {"kmin": min(kernel_pcs), "kmax": max(kernel_pcs), "vdso": vdso,
                   "kphys": sum(c for pc, c in hist if k_load <= pc < k_load + k_size)}
+
+    # ---- 10. the vDSO is named wherever the trace enters it (a handler's
+    # return, a call: glibc's clock_gettime): per function of the image
+    # embedded in the vmlinux (vdso_start..vdso_end, cut out here and read
+    # with readelf), the folded stacks' leaves = the histogram's pcs in the
+    # user half outside the user ELFs and the firmware at that function's
+    # offsets (the image is one page: a pc's page offset is its offset)
+    vfuncs = vdso_funcs(os.path.join(d, "vmlinux"), tmp + "/vdso.so")
+    vtruth = collections.Counter()
+    for pc, c in hist:
+        if pc >> 63 or kind("0x%x" % pc) != "U" or any(lo <= pc < hi for lo, hi in user_elf):
+            continue
+        for name, lo, size in vfuncs:
+            if lo <= (pc & 0xfff) < lo + size:
+                vtruth[name] += c
+    vgot = {name: leaf.get(name, 0) for name, _, _ in vfuncs if leaf.get(name, 0)}
+    known_gap(v, "vDSO code named by the image's functions (calls into __vdso_clock_gettime, "
+              "returns into __vdso_rt_sigreturn) = histogram by offset",
+              vgot == dict(vtruth) and vtruth["__vdso_clock_gettime"] > 0 and
+              vtruth["__vdso_rt_sigreturn"] > 0,
+              "oobprof %s, histogram %s" % (sorted(vgot.items()), sorted(vtruth.items())))
 
 # ---- Sv57 against Sv39: the paging mode shows in the user addresses
 if "sv57" in results and "sv39" in results:
