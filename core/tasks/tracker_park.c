@@ -472,6 +472,12 @@ static struct code_block *park_user(struct tracker *tr, struct tracker_hart *h,
 	if (best != SIZE_MAX) { /* the one the landing fits best */
 		park_swap(p, h, best);
 		r->st.switch_user_fixes++;
+	} else if (rs->active && fit == FIT_NO) {
+		/* no task parked here fits: the guess stands, and says so */
+		r->st.switch_misfits++;
+		OOB_DEBUG("park: hart %u record %" PRIu64 ": " TASK_FMT
+			  " returns to user at %#" PRIx64 ", where no candidate fits",
+			  h->id, record_of(r, h), TASK_ARGS(h->task), nb->start);
 	}
 	rs->active = 0;
 	struct task *t = h->task;

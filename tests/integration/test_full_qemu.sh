@@ -523,6 +523,10 @@ for v in ("sv57", "sv39", "smp2"):
           want_u == got_u, "fold %s, processes %s" % (want_u, got_u))
     st = {k: stats.get(k, "?").strip() for k in ("switch_resumes", "switch_new_tasks",
                                                  "switch_undos", "switch_user_fixes")}
+    known_gap(v, "every return to user space after a guessed resume fits a task's stack "
+              "(switch_misfits)", stats.get("switch_misfits", "?").strip() == "0",
+              "switch_misfits %s of %s resumes" % (stats.get("switch_misfits", "?").strip(),
+                                                 st["switch_resumes"]))
     known_gap(v, "context switches followed, few provisional resumes undone",
           int(st["switch_resumes"]) > 1000 and
           int(st["switch_undos"]) + int(st["switch_user_fixes"]) < int(st["switch_resumes"]) // 20,
