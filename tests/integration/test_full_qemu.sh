@@ -6,9 +6,13 @@
 # no satp). Three boots: the stock kernel, which takes Sv57 paging on QEMU
 # 7.2, one forced to Sv39 (FireSim's addresses), and the Sv39 kernel on two
 # harts (smp2: tasks migrate, each hart has its idle task). All get the same
-# checks; on two harts, what pc-only tracking cannot yet tell apart (user
-# time of sibling processes whose kernel stacks look the same when they
-# switch) is reported as a SKIP with its figures, not hidden.
+# checks; on two harts, what pc-only tracking does not yet get right on
+# every run (QEMU without -icount: a different run each regeneration) is
+# reported as a SKIP with its figures, not hidden: a resume guessed wrong
+# that no return undid before the task parked again, which shows where the
+# task returns to user space and no candidate's stack fits (switch_misfits:
+# 0, 12, 7, 3, 10, 0 on six regenerations). Migration and the share of
+# resumes undone passed on all six and are real checks.
 #
 # Ground truth, none of it from oobprof:
 #  - what the guest printed (console.log): init's children, their pids, what
@@ -127,7 +131,8 @@ def known_gap(variant, case, ok, detail):
     as a SKIP (never a pass) when it fails there."""
     if ok or variant != "smp2":
         return check(variant, case, ok, detail)
-    line("SKIP", variant, case, "known gap on two harts, pc only: " + detail)
+    line("SKIP", variant, case, "known gap on two harts, pc only: a guessed resume that "
+         "nothing undid (switch_misfits): " + detail)
     return False
 
 def vdso_funcs(vmlinux, out):
@@ -417,7 +422,7 @@ for v in ("sv57", "sv39", "smp2"):
         both = sorted(names[k] for k, hs in on.items() if len(hs) > 1)
         idle_ok = all(on[k] == {int(names[k].split("/")[1].split(" ")[0])}
                       for k in on if names[k].startswith("swapper/"))
-        known_gap(v, "tasks migrate between the harts; idle tasks stay on theirs",
+        check(v, "tasks migrate between the harts; idle tasks stay on theirs",
               ok_tl and len(both) >= 2 and idle_ok,
               (e_tl if not ok_tl else "%d of %d processes ran on both harts: %s" %
                (len(both), len(on), ", ".join(both[:8]))))
@@ -527,7 +532,7 @@ for v in ("sv57", "sv39", "smp2"):
               "(switch_misfits)", stats.get("switch_misfits", "?").strip() == "0",
               "switch_misfits %s of %s resumes" % (stats.get("switch_misfits", "?").strip(),
                                                  st["switch_resumes"]))
-    known_gap(v, "context switches followed, few provisional resumes undone",
+    check(v, "context switches followed, few provisional resumes undone",
           int(st["switch_resumes"]) > 1000 and
           int(st["switch_undos"]) + int(st["switch_user_fixes"]) < int(st["switch_resumes"]) // 20,
           ", ".join("%s %s" % kv for kv in st.items()))
