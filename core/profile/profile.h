@@ -72,6 +72,8 @@ struct profile_stats {
 	uint64_t switch_undos;	     /* ... resumes given to another candidate by a return */
 	uint64_t switch_user_fixes;  /* ... or by where the return to user space landed */
 	uint64_t switch_clone_fixes; /* ... fork children given a sibling's frames by a return */
+	uint64_t switch_lookalikes;  /* ... resumes among tasks with the same stack: pids unknown */
+	uint64_t switch_misfits;     /* ... returns to user space that no candidate's stack fits */
 	uint64_t maps, maps_skipped; /* sideband map events applied; naming no ELF given */
 	uint64_t raw_bytes;	     /* input bytes read */
 	/* Sampled profiles (sample/sample.h): node weights are sample counts,
@@ -114,6 +116,8 @@ struct profile_stats {
 	X(switch_undos)                                                                            \
 	X(switch_user_fixes)                                                                       \
 	X(switch_clone_fixes)                                                                      \
+	X(switch_lookalikes)                                                                       \
+	X(switch_misfits)                                                                          \
 	X(maps)                                                                                    \
 	X(maps_skipped)                                                                            \
 	X(records_cut)                                                                             \

@@ -429,10 +429,13 @@ static struct code_block *transfer(struct recon *r, struct tracker_hart *h,
 		break;
 	case RV_CALL:
 	case RV_CALL_IND:
-		if (up || off)
+		if (up || off) {
 			trap(r, h, nb, i, "[trap]", IDS_MARK_TRAP_CALL, fall);
-		else
-			call(r, h, nb, fall, i, in->kind == RV_CALL_IND);
+			break;
+		}
+		if (nb->func == FRAME_NONE && !nb->kernel)
+			recon_vdso_call(r, h, &nb);
+		call(r, h, nb, fall, i, in->kind == RV_CALL_IND);
 		break;
 	case RV_RET:
 		if (up)

@@ -303,6 +303,10 @@ int recon_eh_land(struct recon *r, struct tracker_hart *h, struct code_block *nb
  * Code of no ELF where the kernel's vDSO would have its trampoline maps the
  * vDSO there: *nb becomes the block of the task's new code space. */
 int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_block **nb);
+/* A call from user code into code of no ELF at *nb: where the entry of one
+ * of the vDSO's functions has that page offset, the vDSO is mapped there
+ * (as recon_sigreturn_enter does) and *nb becomes its block. */
+void recon_vdso_call(struct recon *r, struct tracker_hart *h, struct code_block **nb);
 /* Control leaves a sigreturn trampoline for nb: the signal returns (1), else 0. */
 int recon_sigreturn_done(struct recon *r, struct tracker_hart *h, struct code_block *nb,
 			 uint32_t i);

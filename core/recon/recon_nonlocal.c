@@ -298,9 +298,9 @@ int recon_longjmp_land(struct recon *r, struct tracker_hart *h, uint64_t t)
  */
 #define VDSO_MAX_MAPS 4096
 
-static void map_vdso(struct recon *r, struct tracker_hart *h, struct code_block **nb)
+static void map_vdso_at(struct recon *r, struct tracker_hart *h, struct code_block **nb,
+			uint64_t off)
 {
-	uint64_t off = r->vdso ? sym_binary_find_func(r->vdso, "__vdso_rt_sigreturn") : 0;
 	uint64_t base = (*nb)->start - off;
 	if (!off || (*nb)->func != FRAME_NONE || (*nb)->map || (base & 0xfff) ||
 	    recon_firmware_pc(r, (*nb)->start, 1) || r->vdso_maps >= VDSO_MAX_MAPS)
@@ -311,6 +311,29 @@ static void map_vdso(struct recon *r, struct tracker_hart *h, struct code_block 
 	r->vdso_maps++;
 	code_space_flush(cs);
 	*nb = code_block_at(cs, (*nb)->start);
+}
+
+static void map_vdso(struct recon *r, struct tracker_hart *h, struct code_block **nb)
+{
+	map_vdso_at(r, h, nb, r->vdso ? sym_binary_find_func(r->vdso, "__vdso_rt_sigreturn") : 0);
+}
+
+void recon_vdso_call(struct recon *r, struct tracker_hart *h, struct code_block **nb)
+{
+	if (!r->vdso || (*nb)->func != FRAME_NONE || (*nb)->map || (*nb)->kernel)
+		return;
+	/* the function whose entry has the target's page offset, if only one */
+	uint64_t off = 0;
+	for (size_t k = 0, n = sym_binary_nfuncs(r->vdso); k < n; k++) {
+		const struct sym_func *f = sym_binary_func(r->vdso, k);
+		if (f->entry != f->lo || f->entry == 0 || (((*nb)->start - f->entry) & 0xfff))
+			continue;
+		if (off && off != f->entry)
+			return;
+		off = f->entry;
+	}
+	if (off)
+		map_vdso_at(r, h, nb, off);
 }
 
 /*

@@ -351,3 +351,39 @@ int park_guess_fix(struct park *pk, struct task *t, uint64_t land)
 	}
 	return 1;
 }
+
+/* 1 if a and b have the same stack above their process frames. */
+static int lookalike(const struct task *a, const struct task *b)
+{
+	if (a->stk.n != b->stk.n || a->ucs != b->ucs || a->exec_pending != b->exec_pending)
+		return 0;
+	for (uint32_t k = 1; k < a->stk.n; k++) {
+		const struct stack_entry *x = &a->stk.v[k], *y = &b->stk.v[k];
+		if (x->frame != y->frame || x->ret != y->ret || x->marker != y->marker)
+			return 0;
+	}
+	return 1;
+}
+
+int park_lookalikes_merge(const struct park_resume *rs, struct task *t)
+{
+	int pid = 0, parent = 0;
+	for (size_t c = 0; c < rs->ncands; c++) {
+		const struct task *o = rs->cands[c];
+		if (o != t && lookalike(o, t)) {
+			pid |= o->pid != t->pid;
+			parent |= o->parent != t->parent;
+		}
+	}
+	/* the whole group is one guess: all of it loses what is not shared */
+	for (size_t c = 0; c <= rs->ncands && (pid || parent); c++) {
+		struct task *o = c < rs->ncands ? rs->cands[c] : t;
+		if (o != t && !lookalike(o, t))
+			continue;
+		if (pid)
+			o->pid = -1;
+		if (parent)
+			o->parent = 0;
+	}
+	return pid || parent;
+}

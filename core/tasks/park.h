@@ -154,6 +154,14 @@ void park_restore(const struct park_resume *rs, struct stack *s);
 /* 1 if t's top rs->popped frames are those popped from the running task. */
 int park_same_popped(const struct park_resume *rs, const struct task *t);
 
+/* t resumes (or is swapped in) among rs's candidates. Those whose stacks
+ * are the same as t's above the process frame (frames, return addresses,
+ * markers; the same user code and exec state) are look-alikes: no pc the
+ * trace shows from now on tells which of them runs, so what only tells them
+ * apart becomes unknown on t and on each look-alike that differs from it:
+ * pid -1, parent none. Returns 1 if anything became unknown. */
+int park_lookalikes_merge(const struct park_resume *rs, struct task *t);
+
 /* Records an alloc_pid() call by parent (its stack s): the next pid. */
 void park_clone_note(struct park *pk, struct task *parent, const struct stack *s);
 /* Takes the oldest pending clone of that kind; 0 if there is none. Siblings

@@ -176,6 +176,16 @@ static void park_new_task(struct pktracker *p, struct tracker_hart *h, uint64_t 
 		  record_of(r, h), TASK_ARGS(t), land);
 }
 
+/* t resumes among the candidates of rs: look-alikes lose what told them
+ * apart (park.h). */
+static void park_lookalikes(struct pktracker *p, const struct park_resume *rs, struct task *t)
+{
+	if (!park_lookalikes_merge(rs, t))
+		return;
+	p->base.run->st.switch_lookalikes++;
+	OOB_DEBUG("park: " TASK_FMT " resumed among look-alikes: pids unknown", TASK_ARGS(t));
+}
+
 /* The running task entered __switch_to and its `ret` lands at land: park it
  * and run the task that returns there. */
 static void park_switch(struct pktracker *p, struct tracker_hart *h, uint64_t land, uint32_t i)
@@ -211,6 +221,8 @@ static void park_switch(struct pktracker *p, struct tracker_hart *h, uint64_t la
 		park_guess(rs, r->b->pc + from, left < PARK_LOOKAHEAD ? left : PARK_LOOKAHEAD);
 	}
 	struct task *t = rs->cands[0];
+	if (n > 1)
+		park_lookalikes(p, rs, t);
 	if (idle) { /* the hart's idle task, now known if it was not */
 		t->idle = 1;
 		t->hart = h->id;
@@ -252,6 +264,7 @@ static void park_swap(struct pktracker *p, struct tracker_hart *h, size_t c)
 	n->sig_return = t->sig_return;
 	t->sig_frames = 0;
 	t->sig_return = 0;
+	park_lookalikes(p, rs, n);
 	park_restore(rs, &t->stk);
 	park_put(&p->park, t, h->id);
 	park_take(&p->park, n);
@@ -459,6 +472,12 @@ static struct code_block *park_user(struct tracker *tr, struct tracker_hart *h,
 	if (best != SIZE_MAX) { /* the one the landing fits best */
 		park_swap(p, h, best);
 		r->st.switch_user_fixes++;
+	} else if (rs->active && fit == FIT_NO) {
+		/* no task parked here fits: the guess stands, and says so */
+		r->st.switch_misfits++;
+		OOB_DEBUG("park: hart %u record %" PRIu64 ": " TASK_FMT
+			  " returns to user at %#" PRIx64 ", where no candidate fits",
+			  h->id, record_of(r, h), TASK_ARGS(h->task), nb->start);
 	}
 	rs->active = 0;
 	struct task *t = h->task;

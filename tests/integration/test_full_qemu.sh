@@ -6,9 +6,13 @@
 # no satp). Three boots: the stock kernel, which takes Sv57 paging on QEMU
 # 7.2, one forced to Sv39 (FireSim's addresses), and the Sv39 kernel on two
 # harts (smp2: tasks migrate, each hart has its idle task). All get the same
-# checks; on two harts, what pc-only tracking cannot yet tell apart (user
-# time of sibling processes whose kernel stacks look the same when they
-# switch) is reported as a SKIP with its figures, not hidden.
+# checks; on two harts, what pc-only tracking does not yet get right on
+# every run (QEMU without -icount: a different run each regeneration) is
+# reported as a SKIP with its figures, not hidden: a resume guessed wrong
+# that no return undid before the task parked again, which shows where the
+# task returns to user space and no candidate's stack fits (switch_misfits:
+# 0, 12, 7, 3, 10, 0 on six regenerations). Migration and the share of
+# resumes undone passed on all six and are real checks.
 #
 # Ground truth, none of it from oobprof:
 #  - what the guest printed (console.log): init's children, their pids, what
@@ -127,8 +131,29 @@ def known_gap(variant, case, ok, detail):
     as a SKIP (never a pass) when it fails there."""
     if ok or variant != "smp2":
         return check(variant, case, ok, detail)
-    line("SKIP", variant, case, "known gap on two harts, pc only: " + detail)
+    line("SKIP", variant, case, "known gap on two harts, pc only: a guessed resume that "
+         "nothing undid (switch_misfits): " + detail)
     return False
+
+def vdso_funcs(vmlinux, out):
+    """The functions of the vDSO image embedded in vmlinux between
+    vdso_start and vdso_end: [(name, offset, size)], by readelf."""
+    lo, hi = symbol(vmlinux, "vdso_start"), symbol(vmlinux, "vdso_end")
+    for l in readelf(["-SW"], vmlinux).splitlines():
+        f = l.replace("[ ", "[").split()
+        if len(f) > 6 and re.fullmatch(r"\[\d+\]", f[0]) and re.fullmatch(r"[0-9a-f]+", f[3]):
+            addr, off, size = int(f[3], 16), int(f[4], 16), int(f[5], 16)
+            if addr <= lo < addr + size and f[2] != "NOBITS":
+                with open(vmlinux, "rb") as e:
+                    e.seek(lo - addr + off)
+                    open(out, "wb").write(e.read(hi - lo))
+                break
+    funcs = []
+    for l in readelf(["-sW"], out).splitlines():
+        f = l.split()
+        if len(f) >= 8 and f[3] == "FUNC":
+            funcs.append((f[7].split("@")[0], int(f[1], 16), int(f[2])))
+    return funcs
 
 def frames_of(fold_line):
     stack, w = fold_line.rstrip("\n").rsplit(" ", 1)
@@ -397,7 +422,7 @@ for v in ("sv57", "sv39", "smp2"):
         both = sorted(names[k] for k, hs in on.items() if len(hs) > 1)
         idle_ok = all(on[k] == {int(names[k].split("/")[1].split(" ")[0])}
                       for k in on if names[k].startswith("swapper/"))
-        known_gap(v, "tasks migrate between the harts; idle tasks stay on theirs",
+        check(v, "tasks migrate between the harts; idle tasks stay on theirs",
               ok_tl and len(both) >= 2 and idle_ok,
               (e_tl if not ok_tl else "%d of %d processes ran on both harts: %s" %
                (len(both), len(on), ", ".join(both[:8]))))
@@ -503,7 +528,11 @@ for v in ("sv57", "sv39", "smp2"):
           want_u == got_u, "fold %s, processes %s" % (want_u, got_u))
     st = {k: stats.get(k, "?").strip() for k in ("switch_resumes", "switch_new_tasks",
                                                  "switch_undos", "switch_user_fixes")}
-    known_gap(v, "context switches followed, few provisional resumes undone",
+    known_gap(v, "every return to user space after a guessed resume fits a task's stack "
+              "(switch_misfits)", stats.get("switch_misfits", "?").strip() == "0",
+              "switch_misfits %s of %s resumes" % (stats.get("switch_misfits", "?").strip(),
+                                                 st["switch_resumes"]))
+    check(v, "context switches followed, few provisional resumes undone",
           int(st["switch_resumes"]) > 1000 and
           int(st["switch_undos"]) + int(st["switch_user_fixes"]) < int(st["switch_resumes"]) // 20,
           ", ".join("%s %s" % kv for kv in st.items()))
@@ -562,6 +591,27 @@ for v in ("sv57", "sv39", "smp2"):
                    and not any(lo <= pc < hi for lo, hi in user_elf)})
     results[v] = {"kmin": min(kernel_pcs), "kmax": max(kernel_pcs), "vdso": vdso,
                   "kphys": sum(c for pc, c in hist if k_load <= pc < k_load + k_size)}
+
+    # ---- 10. the vDSO is named wherever the trace enters it (a handler's
+    # return, a call: glibc's clock_gettime): per function of the image
+    # embedded in the vmlinux (vdso_start..vdso_end, cut out here and read
+    # with readelf), the folded stacks' leaves = the histogram's pcs in the
+    # user half outside the user ELFs and the firmware at that function's
+    # offsets (the image is one page: a pc's page offset is its offset)
+    vfuncs = vdso_funcs(os.path.join(d, "vmlinux"), tmp + "/vdso.so")
+    vtruth = collections.Counter()
+    for pc, c in hist:
+        if pc >> 63 or kind("0x%x" % pc) != "U" or any(lo <= pc < hi for lo, hi in user_elf):
+            continue
+        for name, lo, size in vfuncs:
+            if lo <= (pc & 0xfff) < lo + size:
+                vtruth[name] += c
+    vgot = {name: leaf.get(name, 0) for name, _, _ in vfuncs if leaf.get(name, 0)}
+    known_gap(v, "vDSO code named by the image's functions (calls into __vdso_clock_gettime, "
+              "returns into __vdso_rt_sigreturn) = histogram by offset",
+              vgot == dict(vtruth) and vtruth["__vdso_clock_gettime"] > 0 and
+              vtruth["__vdso_rt_sigreturn"] > 0,
+              "oobprof %s, histogram %s" % (sorted(vgot.items()), sorted(vtruth.items())))
 
 # ---- Sv57 against Sv39: the paging mode shows in the user addresses
 if "sv57" in results and "sv39" in results:

@@ -76,8 +76,12 @@ def variant(v):
     cpid, ppid, rounds, blocked = map(int, m.groups())
     spid, naps = map(int, s.groups())
     brackets = [tuple(map(int, b)) for b in re.findall(r"waits: read \d+ instret (\d+) (\d+)", con)]
+    # every program the boot runs: a sibling whose ELF is not given runs code
+    # of no ELF, which a pc-only trace cannot tell from any other task's
+    # (7.1's fits), and the producer's stacks went to init's fork that ran
+    # sort (sv57: 3 of its 4 wake-ups)
     elfs = ["--elf", os.path.join(d, "vmlinux")]
-    for u in ("init", "waits"):
+    for u in ("init", "calls", "sort", "syscalls", "signals", "waits"):
         elfs += ["--elf", os.path.join(G, u)]
     trace = os.path.join(d, "boot.oobt")
     rc, out, err = run(["offcpu", "--json"] + elfs + [trace])
@@ -127,8 +131,8 @@ def variant(v):
     # Which task a stack belongs to is the pc-only task tracker's call
     # (RECONSTRUCTION.md 7.1); when it hands the producer's stack to another
     # task, the figures say so instead of failing the waits.
-    line("PASS" if len(ptask) == 1 else "SKIP", v, "the producer's stacks stay one task",
-         "the task tracker gave them to %s" % sorted(ptask))
+    check(v, "the producer's stacks stay one task", len(ptask) == 1,
+          "the task tracker gave them to %s" % sorted(ptask))
     check(v, "the consumer's wakers are exact", all(w["exact"] for w in cons),
           str([w["exact"] for w in cons]))
     # the sleeper (the consumer, after the ping-pong): woken by the timer,
@@ -182,10 +186,8 @@ def variant(v):
         if a <= int(pc, 16) < a + n:
             truth += int(cnt)
     got = sum(x["weight"] for st in prod for x in st["stacks"] if x["stack"][-1] == "work")
-    line("PASS" if got == truth else "FAIL" if len(ptask) == 1 else "SKIP", v,
-         "the path's producer runs hold every instruction of work()",
-         "%d on the path, %d in the histogram%s" % (got, truth, "" if len(ptask) == 1 else
-                                                    "; the path follows the tasks the tracker made"))
+    check(v, "the path's producer runs hold every instruction of work()", got == truth,
+          "%d on the path, %d in the histogram" % (got, truth))
 
 for v in ("sv57", "sv39", "smp2"):
     variant(v)

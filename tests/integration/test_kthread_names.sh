@@ -45,8 +45,10 @@ T, v, procs, fold, dis = sys.argv[1:]
 
 def check(ok, case, figs):
     # smp2 boots without -icount, differently each time, and pc-only tracking
-    # can hand one task's run to a look-alike on two harts (the known gap of
-    # test_full_qemu): a thread then takes another's function as its name
+    # can let a wrong resume stand on two harts (switch_misfits, the known
+    # gap of test_full_qemu): a thread then takes another's function as its
+    # name, or a task given kthreadd's stack makes it a look-alike, and
+    # kthreadd's pid becomes unknown (one of four boots checked)
     status = "PASS" if ok else "SKIP" if v == "smp2" else "FAIL"
     gap = "known gap on two harts, pc only: " if status == "SKIP" else ""
     print("%s: %s: %s: %s (%s%s)" % (status, T, v, case, gap, figs))

@@ -221,6 +221,50 @@ static void hooks_from_vmlinux(void)
 	sym_binary_free(k);
 }
 
+/* Look-alikes: three children of one parent asleep on the same stack, and
+ * one asleep elsewhere. Whichever of the three resumes, their pids become
+ * unknown (and so does a parent they do not share); the fourth keeps its
+ * own, and a resume among tasks that already agree changes nothing. */
+static void lookalikes_lose_pids(void)
+{
+	struct park pk;
+	struct park_resume rs = {0};
+	init_park(&pk);
+	struct task *a = parked_task(F_WAIT, 0x8000900), *b = parked_task(F_WAIT, 0x8000900),
+		    *c = parked_task(F_WAIT, 0x8000900), *d = parked_task(F_READ, 0x8000a00);
+	a->pid = 26, b->pid = 27, c->pid = 28, d->pid = 29;
+	a->parent = b->parent = d->parent = 0x100;
+	c->parent = 0x200;
+	park_put(&pk, a, 0);
+	park_put(&pk, b, 1);
+	park_put(&pk, c, 0);
+	park_put(&pk, d, 0);
+	CHECK_EQ(park_find(&pk, LAND, 0, 0, &rs), 4);
+	CHECK_EQ(park_lookalikes_merge(&rs, b), 1);
+	CHECK(a->pid == -1 && b->pid == -1 && c->pid == -1 && d->pid == 29);
+	CHECK(a->parent == 0 && b->parent == 0 && c->parent == 0 && d->parent == 0x100);
+	CHECK_EQ(park_lookalikes_merge(&rs, a), 0);
+	/* a different return address in any frame is told apart by a return */
+	c->stk.v[4].ret = 0x8000904;
+	c->pid = 30;
+	CHECK_EQ(park_lookalikes_merge(&rs, a), 0);
+	CHECK_EQ(c->pid, 30);
+	/* another user binary, or an exec pending, is told apart at the
+	 * return to user space */
+	d->pid = 29;
+	d->stk.v[3].frame = F_WAIT;
+	d->stk.v[4].ret = 0x8000900;
+	d->exec_pending = 1;
+	CHECK_EQ(park_lookalikes_merge(&rs, a), 0);
+	CHECK_EQ(d->pid, 29);
+	park_resume_destroy(&rs);
+	park_destroy(&pk);
+	task_free(a);
+	task_free(b);
+	task_free(c);
+	task_free(d);
+}
+
 int main(void)
 {
 	OOBTEST_BEGIN("test_park");
@@ -229,6 +273,7 @@ int main(void)
 	RUN(parked_is_bounded);
 	RUN(restore_and_compare);
 	RUN(pids_from_clones);
+	RUN(lookalikes_lose_pids);
 	RUN(hooks_from_vmlinux);
 	return OOBTEST_END();
 }
