@@ -1,16 +1,22 @@
 #!/bin/sh
-# gen-python.sh OUTDIR: CPython for RISC-V. Builds Debian 12's python3.11
-# (3.11.2 + Debian's patches, 3.11.2-6+deb12u8) with the cross compiler:
-# static, -g -O3 (CPython's flags), computed gotos in the eval loop, the
-# modules of Debian's Modules/Setup built in. The host's /usr/bin/python3.11
-# is the same 3.11.2: it is the build Python, it compiles the installed
-# stdlib's .pyc files, and the bytecode it compiles equals the guest's.
+# gen-python.sh OUTDIR: CPython for RISC-V, and a Python program traced under
+# qemu-riscv64. Builds Debian 12's python3.11 (3.11.2 + Debian's patches,
+# 3.11.2-6+deb12u8) with the cross compiler: static, -g -O3 (CPython's
+# flags), computed gotos in the eval loop, the modules of Debian's
+# Modules/Setup built in. The host's /usr/bin/python3.11 is the same 3.11.2:
+# it is the build Python, it compiles the installed stdlib's .pyc files, and
+# the bytecode it compiles equals the guest's.
 #
 # OUTDIR/python/ gets:
 #   bin/python3.11      the static interpreter (ELF, DWARF)
 #   lib/python3.11/     the installed stdlib with its .pyc, less its tests:
 #                       the interpreter finds it from bin/ (no PYTHONHOME)
 #   build.info          "seconds N" of the cold build, the configure line
+#   pyprog.py           tests/fixtures/python/pyprog.py, run from here
+#   pyprog.oobt         its trace (pc + instruction bits) by the plugin
+#                       (OUTDIR/progs/oobtrace.so, gen-programs.sh --plugin)
+#   pyprog.hist         "0x<pc> <count>", counted inside QEMU: ground truth
+#   pyprog.out          its stdout: "pycalls <function> <n>" lines
 #
 # The build takes minutes, so it is cached outside OUTDIR, as the kernel is
 # (gen-linux.sh), in ${OOB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/oobprof}/
@@ -243,4 +249,44 @@ if [ "$(cat "$out/lib/stamp" 2>/dev/null)" != "$key" ]; then
 		(cd "$out/lib" && tar -xf -) && mkdir -p "$out/lib/python3.11/lib-dynload" &&
 		echo "$key" >"$out/lib/stamp" || fail "copying the stdlib"
 fi
+
+# ---- the program, traced ----
+
+sh "$src/tests/tools/gen-programs.sh" --plugin "$1" || status=1
+PLUGIN=$1/progs/oobtrace.so
+[ -e "$PLUGIN" ] || {
+	echo "SKIP: gen-python: no tracing plugin $PLUGIN (see gen-programs)"
+	exit "$status"
+}
+. "$src/tests/tools/newer.sh"
+
+# trace NAME: runs tests/fixtures/python/NAME.py under the plugin: NAME.oobt,
+# NAME.hist, NAME.out as gen-programs.sh makes them. The script is copied
+# beside the interpreter and run by its relative name, so that its code
+# objects' co_filename is "NAME.py" whatever the checkout. A clean
+# environment but a fixed hash seed (string hashes, hence dict layouts and
+# the instruction counts, are the same every run); -S -s: no site, so the
+# start-up imports only frozen modules and encodings; -B: no .pyc written.
+trace() {
+	p=$out/$1
+	copy "$fixpy/$1.py" "$p.py" || {
+		fail "copying $1.py"
+		return
+	}
+	newer "$p.hist" "$p.py" "$out/bin/python3.11" "$PLUGIN" || return 0
+	rm -f "$p.oobt" "$p.hist" "$p.out"
+	t0=$(now)
+	(cd "$out" && env -i PYTHONHASHSEED=0 "$QEMU" \
+		-plugin "$PLUGIN,out=$p.oobt,hist=$p.tmp.hist" bin/python3.11 -S -s -B "$1.py") \
+		>"$p.tmp.out" 2>"$p.err" || {
+		fail "running $1.py under qemu: $(tail -n 3 "$p.err" | tr '\n' ' ')"
+		return
+	}
+	t1=$(now)
+	mv "$p.tmp.out" "$p.out" && mv "$p.tmp.hist" "$p.hist" &&
+		echo "gen-python: $1: $(awk '{ n += $2 } END { printf "%.0f", n }' "$p.hist")" \
+			"instructions in $((t1 - t0)) s, $(wc -c <"$p.oobt") bytes of oobt"
+}
+fixpy=$src/tests/fixtures/python
+trace pyprog
 exit "$status"
