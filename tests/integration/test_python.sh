@@ -14,6 +14,10 @@
 #                       (truth.py entries: functions that loop back to their
 #                       own entry are left out)
 #   repairs             0: every return matched its call
+#   dispatch            the interpreter dispatches bytecode by computed gotos
+#                       and only indirect jumps reach a handler's label
+#                       (tests/tools/pydispatch.py check): the executed
+#                       opcodes are in a pc-only trace (issue 18, step 3)
 # Prints PASS/FAIL/SKIP: test_python: <case>[: why].
 set -u
 T=test_python
@@ -53,6 +57,13 @@ elif cmp -s "$w/$n.host.out" "$p.out"; then
 	pass "$n: guest output is the host's ($(grep -c '^py' "$p.out") counters)"
 else
 	fail "$n: guest output is the host's" "diff $w/$n.host.out $p.out"
+fi
+
+# ---- the executed opcodes are in the pcs ----
+if python3 "$OOB_SRCDIR/tests/tools/pydispatch.py" check "$py" >"$w/dispatch" 2>&1; then
+	pass "dispatch by computed gotos, labels reached by indirect jumps only ($(tr '\n' ' ' <"$w/dispatch"))"
+else
+	fail "dispatch by computed gotos, labels reached by indirect jumps only" "$(tr '\n' ' ' <"$w/dispatch")"
 fi
 
 # ---- the C-level profile ----
