@@ -18,6 +18,9 @@
 #                       and only indirect jumps reach a handler's label
 #                       (tests/tools/pydispatch.py check): the executed
 #                       opcodes are in a pc-only trace (issue 18, step 3)
+#   frame starts        the executions of the eval loop's start_frame label
+#                       (DWARF) = RESUME + RETURN_GENERATOR dispatches: each
+#                       Python frame start is one, in pc terms
 # Prints PASS/FAIL/SKIP: test_python: <case>[: why].
 set -u
 T=test_python
@@ -64,6 +67,12 @@ if python3 "$OOB_SRCDIR/tests/tools/pydispatch.py" check "$py" >"$w/dispatch" 2>
 	pass "dispatch by computed gotos, labels reached by indirect jumps only ($(tr '\n' ' ' <"$w/dispatch"))"
 else
 	fail "dispatch by computed gotos, labels reached by indirect jumps only" "$(tr '\n' ' ' <"$w/dispatch")"
+fi
+
+if python3 "$OOB_SRCDIR/tests/tools/pydispatch.py" frames "$py" "$p.hist" >"$w/frames" 2>&1; then
+	pass "$n: frame starts = RESUME + RETURN_GENERATOR dispatches ($(tr '\n' ' ' <"$w/frames"))"
+else
+	fail "$n: frame starts = RESUME + RETURN_GENERATOR dispatches" "$(tr '\n' ' ' <"$w/frames")"
 fi
 
 # ---- the C-level profile ----

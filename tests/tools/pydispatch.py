@@ -14,6 +14,16 @@ opcode to the instruction the host's dis shows.
       to a label and no label that code falls through into. Prints
       "[labels] <n>", "[direct] <n>", "[fallthrough] <n>" (the last two
       must be 0), exit status 1 when they are not.
+  pydispatch.py frames ELF HIST
+      Frame starts: every Python frame the eval loop starts (a call into
+      _PyEval_EvalFrameDefault, a Python-to-Python call inlined in it, a
+      generator resumed) passes the C label start_frame (its pc from
+      DWARF's DW_TAG_label), then dispatches RESUME (after COPY_FREE_VARS
+      or MAKE_CELL, or after the POP_TOP of a generator's first resumption)
+      or RETURN_GENERATOR (a generator function's call). Prints
+      "[start_frame] <n>", "[resume] <n>" (RESUME and RESUME_QUICK
+      dispatches), "[return_generator] <n>"; exit status 1 unless
+      start_frame = resume + return_generator.
   pydispatch.py ELF HIST [BASE]
       ELF: a static CPython 3.11 (tests/tools/gen-python.sh); HIST:
       "0x<pc> <count>" (the plugin's). Prints the table's address, then
@@ -135,11 +145,41 @@ def check(elf):
     sys.exit(1 if direct or fall else 0)
 
 
+def label_pc(elf, name):
+    """DW_AT_low_pc of the DW_TAG_label NAME (the first one)."""
+    cur = None
+    for line in run(CROSS + "objdump", "--dwarf=info", elf).splitlines():
+        if "DW_TAG_" in line:
+            cur = "label" if "DW_TAG_label" in line else None
+        elif cur == "label" and "DW_AT_name" in line:
+            cur = "want" if line.rstrip().endswith(": " + name) else None
+        elif cur == "want" and "DW_AT_low_pc" in line:
+            return int(line.split()[-1], 16)
+    die("%s: no DW_TAG_label %s" % (elf, name))
+
+
+def frames(elf, hist):
+    _, targets, _ = dispatch_table(elf)
+    h = read_hist(hist)
+    start = h.get(label_pc(elf, "start_frame"), 0)
+    by = collections.Counter()
+    for t in set(targets):
+        for op in {o for o, u in enumerate(targets) if u == t}:
+            by[dis._all_opname[op]] += h.get(t, 0)
+    resume = by["RESUME"] + by["RESUME_QUICK"]
+    print("[start_frame] %d" % start)
+    print("[resume] %d" % resume)
+    print("[return_generator] %d" % by["RETURN_GENERATOR"])
+    sys.exit(0 if start == resume + by["RETURN_GENERATOR"] else 1)
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "check":
         check(sys.argv[2])
+    if len(sys.argv) == 4 and sys.argv[1] == "frames":
+        frames(sys.argv[2], sys.argv[3])
     if len(sys.argv) not in (3, 4):
-        die("usage: pydispatch.py check ELF | pydispatch.py ELF HIST [BASE]")
+        die("usage: pydispatch.py check ELF | frames ELF HIST | ELF HIST [BASE]")
     addr, targets, _ = dispatch_table(sys.argv[1])
     h = read_hist(sys.argv[2])
     base = read_hist(sys.argv[3]) if len(sys.argv) == 4 else {}
