@@ -3,7 +3,9 @@
 # then the viewer's npm packages from the committed lock file. Idempotent: a
 # second run installs nothing new. Needs root (or sudo) for apt-get.
 # (linux-source-6.1 and the kernel build tools on the line after opensbi:
-# tests/tools/gen-linux.sh builds a small kernel for full-system traces.)
+# tests/tools/gen-linux.sh builds a small kernel for full-system traces;
+# tests/tools/gen-python.sh cross-builds CPython with python3, Debian 12's
+# 3.11.2, as its build Python.)
 set -eu
 
 PKGS="build-essential autoconf automake libtool pkg-config clang lld

@@ -31,6 +31,17 @@ programs print about themselves.
       names of the same address to each line.
   truth.py calls OUT
       The "calls <name> <n>" lines of a program's output, as "<name> <n>".
+  truth.py entries [--addrs] HIST ELF
+      Calls per function of a static ELF, for programs that cannot count
+      their own: the executions of the function's entry pc, for every
+      function no branch or jump of its own body targets at its entry (a
+      loop back to the entry would count there too; such functions, listed
+      on stderr, are left out; so is the ELF's entry point, where the process
+      starts). Every other arrival at an entry is an entry
+      in oobprof's sense (RECONSTRUCTION.md 3.1-3.2: a call, a tail call, a
+      jump or fall-through from another function). Branches come from
+      objdump -d. One line "<name> <count>" per function that ran, names as
+      `self` gives them (--addrs: "<binary>:0x<address>").
   truth.py maps --log LOG --sysroot DIR EXE
       Load bases of a dynamically linked program run under
       qemu-riscv64 -L DIR -strace -d page -D LOG (one log holds both):
@@ -294,6 +305,50 @@ def cmd_calls(argv):
         die("%s: %s" % (argv[0], e))
 
 
+def self_looped(path):
+    """Entry addresses that a branch or jump inside the same function targets."""
+    out, func, start = set(), None, None
+    head = re.compile(r"([0-9a-f]+) <([^>]+)>:")
+    insn = re.compile(r"\s*([0-9a-f]+):\s+(\S+)\s+(?:\S+,)*([0-9a-f]+) <([^>+]+)>$")
+    for line in run([CROSS + "objdump", "-d", "--no-show-raw-insn", path]).splitlines():
+        m = head.match(line)
+        if m:
+            start, func = int(m.group(1), 16), m.group(2)
+            continue
+        m = insn.match(line.replace("\t", " ").rstrip())
+        if not m or func is None:
+            continue
+        mnem = m.group(2)
+        if (mnem == "j" or mnem.startswith("b")) and m.group(4) == func and \
+                int(m.group(3), 16) == start:
+            out.add(start)
+    return out
+
+
+def cmd_entries(argv):
+    addrs = "--addrs" in argv
+    argv = [a for a in argv if a != "--addrs"]
+    if len(argv) != 2:
+        die("usage: truth.py entries [--addrs] HIST ELF")
+    elf = Elf(argv[1])
+    looped = self_looped(elf.path)
+    # where the process starts: no call enters it
+    m = re.search(r"Entry point address:\s+0x([0-9a-f]+)", run([CROSS + "readelf", "-hW", elf.path]))
+    if m:
+        looped.add(int(m.group(1), 16))
+    hist = dict(read_hist(argv[0]))
+    for a, e in zip(elf.addrs, elf.entries):
+        c = hist.get(a + elf.base, 0)
+        if not c:
+            continue
+        if a in looped:
+            sys.stderr.write("truth.py: entries: %s: loops back to its entry, or the"
+                             " ELF's entry point: left out\n" % e["names"][0])
+            continue
+        name = "%s:0x%x" % (elf.bin, a + elf.base) if addrs else e["names"][0]
+        print("%s %d" % (name, c))
+
+
 def first_exec_region(log):
     """r-x regions of the 'following binary load' layout in a -d page log."""
     regions, on = [], False
@@ -353,9 +408,10 @@ def cmd_maps(argv):
 
 
 def main():
-    if len(sys.argv) < 2 or sys.argv[1] not in ("self", "calls", "maps"):
-        die("usage: truth.py self|calls|maps ... (see the top of this file)")
-    {"self": cmd_self, "calls": cmd_calls, "maps": cmd_maps}[sys.argv[1]](sys.argv[2:])
+    cmds = {"self": cmd_self, "calls": cmd_calls, "entries": cmd_entries, "maps": cmd_maps}
+    if len(sys.argv) < 2 or sys.argv[1] not in cmds:
+        die("usage: truth.py self|calls|entries|maps ... (see the top of this file)")
+    cmds[sys.argv[1]](sys.argv[2:])
 
 
 if __name__ == "__main__":
