@@ -193,6 +193,10 @@ static int parse_opt(struct cli *c, unsigned bit, int opt, char *val)
 	case OPT_LZ4_THREADS:
 		return parse_number_opt("--lz4-threads", val, 64, &t->in.threads);
 	case OPT_THREADS:
+		if (!strcmp(val, "auto")) {
+			c->ro.threads = RECON_THREADS_AUTO;
+			return 0;
+		}
 		return parse_number_opt("--threads", val, 256, &c->ro.threads) < 0 || !c->ro.threads
 			   ? cli_bad_value("--threads", val)
 			   : 0;
@@ -376,9 +380,7 @@ int main(int argc, char **argv)
 		    {"diff", cli_cmd_diff},	      {"sample", cli_cmd_sample},
 		    {"offcpu", cli_cmd_offcpu},	      {"path", cli_cmd_path},
 		    {"stacks-at", cli_cmd_stacks_at}, {"annotate", cli_cmd_annotate}};
-	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO,
-			.ro.threads = RECON_THREADS_AUTO,
-			.max_events = 5000000};
+	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO, .ro.threads = 1, .max_events = 5000000};
 	if (argc < 2) {
 		cli_usage(stderr, NULL);
 		return 2;
