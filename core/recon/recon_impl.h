@@ -181,6 +181,8 @@ static inline int recon_firmware_pc(const struct recon *r, uint64_t addr, int ke
 uint32_t recon_feed_from(struct recon *r, const struct trace_batch *b, uint32_t s);
 /* The hart's state, created if new. */
 struct tracker_hart *recon_hart(struct recon *r, unsigned id);
+/* recon_new with the error code; *out is set even on failure (free it). */
+int recon_open(const struct recon_opts *opts, struct recon **out, struct oob_err *err);
 
 /* recon_chunk.c: one chunk of a parallel run (RECONSTRUCTION.md 16). */
 struct recon_chunk_code {
