@@ -29,7 +29,11 @@ void park_init(struct park *pk, struct frame_table *ft, const struct sym_binary 
 	h->kthreadd = kframe(ft, kernel, bias, kspace, "kthreadd", NULL);
 	h->kthread = kframe(ft, kernel, bias, kspace, "kthread", NULL);
 	h->new_exec = kframe(ft, kernel, bias, kspace, "begin_new_exec", NULL);
-	h->do_exit = kframe(ft, kernel, bias, kspace, "do_exit", NULL);
+	/* do_exit can still sleep (exit_mmap's cond_resched, locks) and be
+	 * resumed; do_task_dead's __schedule is the one that never returns */
+	h->dead = kframe(ft, kernel, bias, kspace, "do_task_dead", NULL);
+	if (h->dead == FRAME_NONE)
+		h->dead = kframe(ft, kernel, bias, kspace, "do_exit", NULL);
 	h->schedule = kframe(ft, kernel, bias, kspace, "__schedule", NULL);
 	h->pick_idle = kframe(ft, kernel, bias, kspace, "pick_next_task_idle", NULL);
 	kframe(ft, kernel, bias, kspace, "ret_from_fork", &h->fork_entry);

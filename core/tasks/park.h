@@ -55,7 +55,7 @@ struct park_hooks {
 	uint32_t kernel_thread, user_mode_thread; /* their clones start kernel threads */
 	uint32_t kthreadd, kthread;		  /* the functions of kernel_thread()'s children */
 	uint32_t kthread_start;			  /* ret_from_kernel_thread: jumps to it */
-	uint32_t new_exec, do_exit;		  /* begin_new_exec, do_exit */
+	uint32_t new_exec, dead;		  /* begin_new_exec, do_task_dead (else do_exit) */
 	uint32_t schedule, pick_idle;		  /* __schedule, pick_next_task_idle */
 	uint64_t fork_entry, kthread_entry;	  /* ret_from_fork, ret_from_kernel_thread */
 };

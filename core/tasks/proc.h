@@ -77,7 +77,7 @@ struct task {
 	uint32_t root_frame;	/* PROFILE_FRAME_PROCESS frame, FRAME_NONE without processes */
 	int exec_pending;	/* exec'd: the user stack goes at the next return to user */
 	int ucs_known;		/* ucs was chosen (exec, or matched), not inherited */
-	int dead;		/* entered do_exit: never resumed (park.h) */
+	int dead;		/* entered do_task_dead: never resumed (park.h) */
 	int fn_named;		/* a kernel thread named by its thread function (park.h) */
 	uint64_t exec_at;	/* when begin_new_exec ran (park.h) */
 	uint16_t hart;		/* the hart it was parked on last (park.h) */

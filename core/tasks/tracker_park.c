@@ -110,7 +110,7 @@ static void park_on_call(struct tracker *tr, struct tracker_hart *h, uint32_t f,
 	} else if (f == k->new_exec) {
 		t->exec_pending = 1;
 		t->exec_at = now_of(h);
-	} else if (f == k->do_exit) {
+	} else if (f == k->dead) {
 		t->dead = 1;
 	} else if (t->fn_named && indirect && caller == k->kthread) {
 		/* kthread() calls the thread function it was made for */
