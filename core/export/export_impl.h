@@ -40,6 +40,19 @@ const char *export_tool_name(void);
 int export_speedscope_evented(const struct evlog *ev, const struct export_opts *o);
 int export_speedscope(const struct profile *p, struct evlog *ev, const struct export_opts *o,
 		      FILE *out, struct oob_err *err);
+/* The stack slices of ev that last min_ns or more, per hart, in time order
+ * and nested (export_slices.c: the rule): begin() of a frame at its depth
+ * on the hart's stack (0: the bottom), end() of the innermost open one;
+ * times in the export's ns. Returns evlog_replay's result; *kept and
+ * *dropped count the frames written and left out. */
+struct export_slice_sink {
+	void *ctx;
+	void (*begin)(void *ctx, unsigned hart, uint32_t depth, uint32_t frame, uint64_t ns);
+	void (*end)(void *ctx, unsigned hart, uint32_t frame, uint64_t ns);
+};
+int export_slices(struct evlog *ev, uint32_t nframes, const struct export_clock *c, uint64_t min_ns,
+		  const struct export_slice_sink *s, uint64_t *kept, uint64_t *dropped,
+		  struct oob_err *err);
 int export_perfetto(const struct profile *p, struct evlog *ev, const struct export_opts *o,
 		    FILE *out, struct oob_err *err);
 /* The Go runtime's tracks of go (export_perfetto_go.c), for any writer:

@@ -1,17 +1,7 @@
 /*
- * Chrome Trace Event JSON from stack events, in one pass over the log.
- *
- * Dropping short frames without lookahead: a frame is written only once it
- * is known to last at least min_duration, i.e. at its close, or at the close
- * of a callee that qualifies (a callee never outlasts its callers). At that
- * moment the "B" events of every not yet written frame below it are written,
- * outermost first. Nothing else has been written for that thread since the
- * outermost of those opened (its callees were all too short so far), so each
- * thread's events stay in time order and properly nested.
- *
- * Zero-length frames (opened and closed at the same stamp) are never
- * written: they carry no time, and their ties are ordered differently by
- * different viewers.
+ * Chrome Trace Event JSON from stack events, in one pass over the log:
+ * "B" and "E" events of the slices export_slices() keeps, then the Go
+ * runtime's tracks.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -24,25 +14,12 @@
 
 #define PID 1
 
-struct open_frame {
-	uint32_t frame;
-	uint64_t t;
-};
-
-struct thread {
-	struct open_frame *stk;
-	size_t n, cap;
-	size_t nwritten; /* frames stk[0 .. nwritten) have their "B" out */
-	uint64_t last;
-};
-
 struct pf {
 	FILE *f;
 	const struct profile *p;
 	struct export_clock clk;
 	uint64_t min;
 	char **names; /* per frame: its name as a JSON string, and ,"cat":... */
-	struct thread *th;
 	uint64_t kept, dropped;
 	uint64_t go_slices; /* Go runtime intervals written */
 };
@@ -81,43 +58,15 @@ static void put_event(struct pf *x, char ph, unsigned hart, uint32_t frame, uint
 		PID, hart + 1, ns / 1000, ns % 1000, x->names[frame]);
 }
 
-static void open_frame(struct thread *t, uint32_t frame, uint64_t ns)
+static void put_begin(void *ctx, unsigned hart, uint32_t depth, uint32_t frame, uint64_t ns)
 {
-	oob_xgrow((void **)&t->stk, &t->cap, t->n + 1, sizeof(*t->stk));
-	t->stk[t->n++] = (struct open_frame){frame, ns};
+	(void)depth;
+	put_event(ctx, 'B', hart, frame, ns);
 }
 
-static void close_frame(struct pf *x, struct thread *t, unsigned hart, uint64_t ns)
+static void put_end(void *ctx, unsigned hart, uint32_t frame, uint64_t ns)
 {
-	struct open_frame *top = &t->stk[t->n - 1];
-	if (t->nwritten < t->n && ns - top->t >= x->min && ns > top->t) {
-		for (size_t i = t->nwritten; i < t->n; i++)
-			put_event(x, 'B', hart, t->stk[i].frame, t->stk[i].t);
-		t->nwritten = t->n;
-	}
-	if (t->nwritten == t->n) {
-		put_event(x, 'E', hart, top->frame, ns);
-		t->nwritten--;
-		x->kept++;
-	} else {
-		x->dropped++;
-	}
-	t->n--;
-}
-
-static int on_event(void *ctx, const struct recon_event *ev)
-{
-	struct pf *x = ctx;
-	struct thread *t = &x->th[ev->hart];
-	uint64_t ns = export_clock_time(&x->clk, ev);
-	if (ns < t->last)
-		ns = t->last; /* a cycle counter going back (damaged trace) */
-	t->last = ns;
-	if (ev->kind == RECON_EV_OPEN)
-		open_frame(t, ev->frame, ns);
-	else
-		close_frame(x, t, ev->hart, ns);
-	return 0;
+	put_event(ctx, 'E', hart, frame, ns);
 }
 
 static void write_metadata(struct pf *x, struct evlog *ev, const struct export_opts *o)
@@ -165,23 +114,20 @@ int export_perfetto(const struct profile *p, struct evlog *ev, const struct expo
 	int rc = export_clock_init(&x.clk, p, ev, o, err);
 	if (rc < 0)
 		return rc;
-	size_t nth = evlog_nharts(ev);
-	x.th = oob_xcalloc(nth ? nth : 1, sizeof(*x.th));
+	struct export_slice_sink sink = {.ctx = &x, .begin = put_begin, .end = put_end};
 	x.names = frame_names(p);
 	fputs("{\"traceEvents\":[\n", out);
 	write_metadata(&x, ev, o);
-	rc = evlog_replay(ev, -1, (uint32_t)profile_nframes(p), on_event, &x, err);
+	rc = export_slices(ev, (uint32_t)profile_nframes(p), &x.clk, x.min, &sink, &x.kept,
+			   &x.dropped, err);
 	if (rc == 0 && o->go)
 		x.go_slices = export_perfetto_go(out, &x.clk, o->go, x.min);
 	if (rc == 0)
 		write_other(&x);
 	else
 		oob_err_prefix(err, "perfetto export");
-	for (size_t i = 0; i < nth; i++)
-		free(x.th[i].stk);
 	for (size_t i = 0; i < profile_nframes(p); i++)
 		free(x.names[i]);
 	free(x.names);
-	free(x.th);
 	return rc;
 }

@@ -1,9 +1,9 @@
 /*
  * Perfetto's protobuf trace from stack events, in one pass over the log.
  *
- * Which slices are written, and when, is export_perfetto.c's rule (a frame
- * is written once it is known to last min_duration; see there); only the
- * encoding and the tracks differ. Every TrackEvent is a TracePacket of its
+ * Which slices are written, and when, is export_slices()'s rule, as for
+ * the JSON (a frame is written once it is known to last min_duration);
+ * only the encoding and the tracks differ. Every TrackEvent is a TracePacket of its
  * own on one sequence, encoded into a buffer that is deflated as it fills.
  *
  * Field numbers are those of Perfetto's protos (protos/perfetto/trace/ in
@@ -82,16 +82,7 @@ enum {
 #define PROC_UUID(i) ((1ull << 20) + 2 * (uint64_t)(i))
 #define GO_UUID	     (1ull << 40)
 
-struct open_frame {
-	uint32_t frame;
-	uint64_t t;
-};
-
 struct hart {
-	struct open_frame *stk;
-	size_t n, cap;
-	size_t nwritten; /* frames stk[0 .. nwritten) have their BEGIN out */
-	uint64_t last;
 	uint64_t *track_last; /* the time of the track its stack is on */
 	uint64_t track;
 	uint64_t own_last; /* the time of the hart's own track */
@@ -275,41 +266,21 @@ static uint64_t track_time(struct hart *t, uint64_t ns)
 	return *t->track_last = ns;
 }
 
-static void close_frame(struct pb *x, struct hart *t, uint64_t ns)
-{
-	struct open_frame *top = &t->stk[t->n - 1];
-	if (t->nwritten < t->n && ns - top->t >= x->min && ns > top->t) {
-		for (size_t i = t->nwritten; i < t->n; i++)
-			put_begin(x, t->track, t->stk[i].frame, track_time(t, t->stk[i].t));
-		t->nwritten = t->n;
-	}
-	if (t->nwritten == t->n) {
-		put_end(x, t->track, track_time(t, ns));
-		t->nwritten--;
-		x->kept++;
-	} else {
-		x->dropped++;
-	}
-	t->n--;
-}
-
-static int on_event(void *ctx, const struct recon_event *ev)
+static void slice_begin(void *ctx, unsigned hart, uint32_t depth, uint32_t frame, uint64_t ns)
 {
 	struct pb *x = ctx;
-	struct hart *t = &x->h[ev->hart];
-	uint64_t ns = export_clock_time(&x->clk, ev);
-	if (ns < t->last)
-		ns = t->last; /* a cycle counter going back (damaged trace) */
-	t->last = ns;
-	if (ev->kind == RECON_EV_OPEN) {
-		if (t->n == 0)
-			choose_track(x, t, ev->hart, ev->frame);
-		oob_xgrow((void **)&t->stk, &t->cap, t->n + 1, sizeof(*t->stk));
-		t->stk[t->n++] = (struct open_frame){ev->frame, ns};
-	} else {
-		close_frame(x, t, ns);
-	}
-	return 0;
+	struct hart *t = &x->h[hart];
+	if (depth == 0)
+		choose_track(x, t, hart, frame);
+	put_begin(x, t->track, frame, track_time(t, ns));
+}
+
+static void slice_end(void *ctx, unsigned hart, uint32_t frame, uint64_t ns)
+{
+	struct pb *x = ctx;
+	struct hart *t = &x->h[hart];
+	(void)frame;
+	put_end(x, t->track, track_time(t, ns));
 }
 
 /* ---- the Go runtime's tracks ---- */
@@ -361,8 +332,6 @@ static void put_go(struct pb *x, const struct timeline_go *go)
 
 static void pb_free(struct pb *x)
 {
-	for (unsigned i = 0; i < x->nharts; i++)
-		free(x->h[i].stk);
 	free(x->h);
 	free(x->hart_described);
 	free(x->proc_of_frame);
@@ -396,7 +365,8 @@ int export_perfetto_pb(const struct profile *p, struct evlog *ev, const struct e
 	x.interned = oob_xcalloc(nf ? nf : 1, 1);
 	put_first(&x);
 	put_processes(&x);
-	rc = evlog_replay(ev, -1, (uint32_t)nf, on_event, &x, err);
+	struct export_slice_sink sink = {.ctx = &x, .begin = slice_begin, .end = slice_end};
+	rc = export_slices(ev, (uint32_t)nf, &x.clk, x.min, &sink, &x.kept, &x.dropped, err);
 	if (rc == 0 && o->go)
 		put_go(&x, o->go);
 	if (export_pb_gz_finish(&x.gz) < 0 && rc == 0)
