@@ -72,22 +72,8 @@ USER_CFLAGS="-g -O2 -Wall -Wextra -Werror -static"
 # Fixed build identity: the kernel's banner and initramfs do not depend on
 # when or where it was built.
 KBUILD_ENV="KBUILD_BUILD_TIMESTAMP=2024-01-01 KBUILD_BUILD_USER=oobprof KBUILD_BUILD_HOST=oobprof KBUILD_BUILD_VERSION=1"
-status=0
-
-fail() {
-	echo "FAIL: gen-linux: $*"
-	status=1
-}
-skip() {
-	echo "SKIP: gen-linux: $*"
-	exit 0
-}
-have() {
-	command -v "$1" >/dev/null 2>&1
-}
-now() {
-	date +%s
-}
+GEN=gen-linux
+. "$src/tests/tools/gen-lib.sh"
 
 [ "${OOB_LINUX:-1}" = 0 ] && skip "OOB_LINUX=0"
 for tool in "$CC" gcc make flex bison bc patch tar xz sha256sum "$QEMU_SYSTEM"; do
@@ -118,16 +104,7 @@ ukey=$({
 	cat "$fix/../progs/calls.h" "$fix/../progs/nonlocal/nl.h"
 } | sha256sum | cut -c1-16)
 
-if [ -n "${OOB_CACHE:-}" ]; then
-	cache=$OOB_CACHE
-elif [ -n "${XDG_CACHE_HOME:-}" ]; then
-	cache=$XDG_CACHE_HOME/oobprof
-elif [ -n "${HOME:-}" ]; then
-	cache=$HOME/.cache/oobprof
-else
-	cache=$1/linux-cache
-fi
-mkdir -p "$cache" 2>/dev/null || cache=$1/linux-cache
+gen_cache "$1/linux-cache" || exit 1
 dir=$cache/linux-$kkey
 mkdir -p "$dir" "$out" || exit 1
 
@@ -270,12 +247,7 @@ build_kernels() {
 	echo "gen-linux: built in $((t2 - t0)) s (Sv57 $((t1 - t0)) s, Sv39 $((t2 - t1)) s)"
 }
 
-# Only one generator at a time builds in a cache directory (two build trees
-# running gen-fixtures at once would share it).
-if have flock; then
-	exec 9>"$dir.lock"
-	flock 9
-fi
+gen_lock "$dir"
 if [ "$(cat "$dir/out/stamp" 2>/dev/null)" != "$ukey" ]; then
 	build_kernels || {
 		[ "$status" -ne 0 ] || fail "building the kernels"
@@ -285,12 +257,6 @@ else
 	echo "gen-linux: kernels cached in $dir/out"
 fi
 
-# copy FROM TO: only when TO is missing or differs (keeps TO's time stamp, so
-# the traces below are not redone for nothing).
-copy() {
-	cmp -s "$1" "$2" && return 0
-	cp "$1" "$2.tmp" && mv "$2.tmp" "$2"
-}
 for p in $USER_PROGS; do
 	copy "$dir/out/${p%%:*}" "$out/${p%%:*}" || fail "copying ${p%%:*}"
 done

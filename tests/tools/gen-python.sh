@@ -79,22 +79,8 @@ CONFIGURE="--host=riscv64-linux-gnu --build=x86_64-linux-gnu --prefix=/usr
 CONFIGURE_ENV="ac_cv_file__dev_ptmx=yes ac_cv_file__dev_ptc=no
  ac_cv_buggy_getaddrinfo=no LDFLAGS=-static
  LINKFORSHARED= PKG_CONFIG_LIBDIR=/nonexistent PKG_CONFIG_PATH="
-status=0
-
-fail() {
-	echo "FAIL: gen-python: $*"
-	status=1
-}
-skip() {
-	echo "SKIP: gen-python: $*"
-	exit 0
-}
-have() {
-	command -v "$1" >/dev/null 2>&1
-}
-now() {
-	date +%s
-}
+GEN=gen-python
+. "$src/tests/tools/gen-lib.sh"
 
 [ "${OOB_PYTHON:-1}" = 0 ] && skip "OOB_PYTHON=0"
 for tool in "$CC" gcc make autoconf tar xz patch sha256sum "$QEMU"; do
@@ -104,16 +90,7 @@ done
 v=$("$BUILD_PYTHON" -c 'import platform; print(platform.python_version())')
 [ "$v" = "$PYVER" ] || skip "$BUILD_PYTHON is $v, not $PYVER (its bytecode must be the guest's)"
 
-if [ -n "${OOB_CACHE:-}" ]; then
-	cache=$OOB_CACHE
-elif [ -n "${XDG_CACHE_HOME:-}" ]; then
-	cache=$XDG_CACHE_HOME/oobprof
-elif [ -n "${HOME:-}" ]; then
-	cache=$HOME/.cache/oobprof
-else
-	cache=$1/python-cache
-fi
-mkdir -p "$cache/dl" 2>/dev/null || cache=$1/python-cache
+gen_cache "$1/python-cache" || exit 1
 mkdir -p "$cache/dl" "$out" || exit 1
 
 # fetch NAME SHA256 OVERRIDE: sets $fetched to the tarball: OVERRIDE, or in
@@ -215,10 +192,7 @@ build() {
 		echo "gen-python: built in $((t1 - t0)) s"
 }
 
-if have flock; then
-	exec 9>"$dir.lock"
-	flock 9
-fi
+gen_lock "$dir"
 if [ "$(cat "$dir/out/stamp" 2>/dev/null)" != "$key" ]; then
 	build || exit 1
 else
@@ -228,12 +202,6 @@ exec 9>&-
 
 # ---- the interpreter and its stdlib, copied (only what changed) ----
 
-# copy FROM TO: only when TO is missing or differs (keeps TO's time stamp, so
-# the trace below is not redone for nothing).
-copy() {
-	cmp -s "$1" "$2" && return 0
-	cp "$1" "$2.tmp" && mv "$2.tmp" "$2"
-}
 mkdir -p "$out/bin" "$out/lib" || exit 1
 copy "$dir/out/usr/bin/python3.11" "$out/bin/python3.11" && chmod +x "$out/bin/python3.11" &&
 	copy "$dir/out/build.info" "$out/build.info" || fail "copying python3.11"
