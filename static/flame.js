@@ -116,6 +116,10 @@ export function keyboardFrames(container, opts) {
     } else if (ev.key === 'Escape') {
       opts.reset();
       return;
+    } else if (opts.keys && opts.keys[ev.key] && !ev.ctrlKey && !ev.metaKey && !ev.altKey) {
+      opts.keys[ev.key](d);
+      ev.preventDefault();
+      return;
     } else return;
     ev.preventDefault();
     move(to);

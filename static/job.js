@@ -212,6 +212,9 @@ function stateFromURL() {
     // nodes=all (every node) or a number (a level of detail)
     maxNodes: q.get('nodes') === 'all' ? 0 : /^[1-9]\d*$/.test(q.get('nodes') || '') ? Number(q.get('nodes')) : MAX_NODES,
     sandwich: q.get('fn') || '',
+    // the annotate card's function ('' closed) and view
+    annotate: q.get('ann') || '',
+    annView: pick('aview', ['source', 'disasm'], 'source'),
     table: { key: q.get('sort') || '', desc: q.get('asc') !== '1', page: Math.max(0, Number(int('page') || 1) - 1),
       term: q.get('tq') || '' },
   };
@@ -265,6 +268,7 @@ export function renderJob(main, id) {
       order: state.order === 'weight' ? '' : state.order,
       nodes: state.maxNodes === MAX_NODES ? '' : state.maxNodes || 'all',
       fn: state.sandwich,
+      ann: state.annotate, aview: state.annotate && state.annView !== 'source' ? state.annView : '',
       tq: state.table.term, sort: state.table.key, asc: state.table.desc ? '' : '1',
       page: state.table.page ? state.table.page + 1 : '',
     });
@@ -289,8 +293,15 @@ export function renderJob(main, id) {
       inverted: () => state.layout === 'icicle',
       zoom: (d) => chart.zoomTo(d),
       reset: () => chart.resetZoom(),
-      onFocus: (d, g) => tip.show({ rect: g.getBoundingClientRect() }, d),
+      onFocus: (d, g) => {
+        tip.show({ rect: g.getBoundingClientRect() }, d);
+        pickFrame(d);
+      },
       onBlur: () => tip.hide(),
+      keys: {
+        a: (d) => d.parent && openAnnotate(d.data.name, 'source'),
+        s: (d) => d.parent && openSandwich(d.data.name),
+      },
     });
     return flamegraph.default()
       .width(container.clientWidth || 900)
@@ -300,6 +311,7 @@ export function renderJob(main, id) {
       .sort(ORDERS[state.order])
       .inverted(state.layout === 'icicle')
       .onClick((d) => {
+        pickFrame(d);
         state.zoom = d.parent ? pathKey(d).split('\u001f').join(';') : '';
         saveState();
         keys.refresh();
@@ -442,12 +454,37 @@ export function renderJob(main, id) {
 
   let annotateBox = null;
   function openAnnotate(fn, view) {
+    state.annotate = fn;
+    state.annView = view;
+    saveState();
+    showAnnotate();
+  }
+  function showAnnotate() {
     if (!annotateBox) return;
-    annotateBox.hidden = false;
-    drawAnnotate(annotateBox, id, fn, view, (v) => openAnnotate(fn, v), () => {
-      annotateBox.hidden = true;
+    annotateBox.hidden = !state.annotate;
+    if (!state.annotate) return;
+    drawAnnotate(annotateBox, id, state.annotate, state.annView, (v) => openAnnotate(state.annotate, v), () => {
+      state.annotate = '';
+      saveState();
+      showAnnotate();
     });
     annotateBox.scrollIntoView({ block: 'nearest' });
+  }
+
+  // The frame last clicked or focused in the flame graph, with what can be
+  // opened for its function: the next Tab stop after the graph.
+  let frameBar = null;
+  function pickFrame(d) {
+    if (!frameBar) return;
+    const name = d.data.name;
+    const fn = !!d.parent; // the root is no function
+    frameBar.replaceChildren(el('span', { class: 'muted' }, 'Frame: '), el('strong', { id: 'frame-name' }, name),
+      el('button', { type: 'button', id: 'frame-annotate', disabled: !fn,
+        title: `exact counts per source line and per instruction of ${name} (key A on a frame)`,
+        onclick: () => openAnnotate(name, 'source') }, 'annotate'),
+      el('button', { type: 'button', id: 'frame-sandwich', disabled: !fn,
+        title: `who calls ${name}, and what it calls (key S on a frame)`,
+        onclick: () => openSandwich(name) }, 'callers / callees'));
   }
 
   let sandwichBox = null;
@@ -621,6 +658,8 @@ export function renderJob(main, id) {
     const winChip = el('div', { id: 'window-filter', hidden: true, 'aria-live': 'polite' });
     sandwichBox = el('section', { id: 'sandwich', class: 'card', hidden: true });
     annotateBox = el('section', { id: 'annotate', class: 'card', hidden: true });
+    frameBar = el('div', { id: 'frame-actions', class: 'controls', 'aria-live': 'polite' },
+      el('span', { class: 'muted' }, 'Click or focus a frame: its function\'s annotate and callers / callees open from here.'));
 
     setSearch = (term) => {
       state.term = term;
@@ -688,13 +727,15 @@ export function renderJob(main, id) {
         el('h2', {}, 'Flame graph'),
         el('div', { class: 'controls' }, mLabel, mSel, pLabel, pSel, hLabel, hSel, search, clear, reset),
         el('div', { class: 'controls' }, lLabel, lSel, oLabel, oSel),
-        chip, winChip, legend(), flameNote, details, container,
+        chip, winChip, legend(), flameNote, details, container, frameBar,
         el('p', { class: 'muted' }, 'Click a frame to zoom into it; hover for exact counts. Keyboard: Tab to ' +
-          'the graph, arrows move to the caller, the heaviest callee or a sibling, Enter zooms, Escape resets.')),
+          'the graph, arrows move to the caller, the heaviest callee or a sibling, Enter zooms, Escape resets, ' +
+          'A annotates the frame\'s function, S shows its callers and callees.')),
       sandwichBox, annotateBox, tableBox, exports);
     drawFlame(container, details, flameNote);
     drawTable(tableBox);
     showSandwich();
+    showAnnotate();
     loadProcesses(procBox, setProcess);
   }
 

@@ -16,8 +16,10 @@
  * lines (innermost first, as profile.proto orders them), so `pprof -list`
  * shows exact per-line counts; the contexts above the leaf are located at
  * their function's entry. Process roots become pid and comm labels rather
- * than frames. The calls sample type stays "times the context was entered",
- * on a sample of its own at the function's entry.
+ * than frames, and the hart that ran a sample is a label too (rows and
+ * entries are counted per hart: the same stack on two harts is two samples).
+ * The calls sample type stays "times the context was entered", on a sample
+ * of its own at the function's entry.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -241,23 +243,27 @@ static uint64_t pc_location(struct enc *e, uint32_t i, uint32_t f)
 	return *id;
 }
 
+/* A numeric label carries a unit (its key): pprof drops a label whose num
+ * and unit are both 0, as hart 0's and pid 0's were. */
 static void put_label(struct export_pb *m, struct enc *e, const char *key, const char *str,
 		      int64_t num)
 {
 	struct export_pb l = {0};
 	export_pb_uint(&l, 1, str_id(&e->st, key));
-	if (str)
+	if (str) {
 		export_pb_uint(&l, 2, str_id(&e->st, str));
-	else
+	} else {
 		export_pb_uint(&l, 3, (uint64_t)num);
+		export_pb_uint(&l, 4, str_id(&e->st, key));
+	}
 	export_pb_bytes(m, 3, l.p, l.n);
 	export_pb_free(&l);
 }
 
-/* A sample: leaf location, then node's stack above it (process roots as
- * labels), then the values. */
-static void put_pc_sample(struct enc *e, uint64_t leaf, uint32_t node, uint64_t insns,
-			  uint64_t cycles, uint64_t calls)
+/* A sample: leaf location, then node's stack above it (process roots and
+ * the hart, unless PROFILE_HART_UNKNOWN, as labels), then the values. */
+static void put_pc_sample(struct enc *e, uint64_t leaf, uint32_t node, uint32_t hart,
+			  uint64_t insns, uint64_t cycles, uint64_t calls)
 {
 	const struct profile *p = e->p;
 	const struct profile_process *proc = NULL;
@@ -285,6 +291,8 @@ static void put_pc_sample(struct enc *e, uint64_t leaf, uint32_t node, uint64_t 
 		put_label(&e->tmp, e, "pid", NULL, proc->pid);
 	if (proc && proc->comm)
 		put_label(&e->tmp, e, "comm", proc->comm, 0);
+	if (hart != PROFILE_HART_UNKNOWN)
+		put_label(&e->tmp, e, "hart", NULL, hart);
 	e->ids.n = e->vals.n = 0;
 	put_msg(e, P_SAMPLE, &e->tmp);
 }
@@ -309,12 +317,20 @@ static void put_pc_profile(struct enc *e)
 	for (size_t i = 0; i < profile_npcs(p); i++) {
 		const struct profile_pc *r = profile_pc(p, i);
 		uint32_t f = r->node ? profile_node(p, r->node)->frame : PROFILE_NONE;
-		put_pc_sample(e, pc_location(e, r->site, f), r->node, r->insns, r->cycles, 0);
+		put_pc_sample(e, pc_location(e, r->site, f), r->node, r->hart, r->insns, r->cycles,
+			      0);
 	}
-	for (uint32_t i = 1; i < profile_nnodes(p); i++) {
+	/* a profile stored before entries were kept per hart has the nodes' */
+	for (size_t i = 0; i < profile_nhart_calls(p); i++) {
+		const struct profile_hart_calls *c = profile_hart_calls(p, i);
+		put_pc_sample(e, e->frame_loc0 + profile_node(p, c->node)->frame, c->node, c->hart,
+			      0, 0, c->calls);
+	}
+	for (uint32_t i = 1; i < profile_nnodes(p) && !profile_nhart_calls(p); i++) {
 		const struct profile_node *n = profile_node(p, i);
 		if (n->calls)
-			put_pc_sample(e, e->frame_loc0 + n->frame, i, 0, 0, n->calls);
+			put_pc_sample(e, e->frame_loc0 + n->frame, i, PROFILE_HART_UNKNOWN, 0, 0,
+				      n->calls);
 	}
 	oob_map_destroy(&e->fn_ids);
 	oob_map_destroy(&e->loc_ids);

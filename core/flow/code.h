@@ -55,10 +55,12 @@ struct code_block {
 	 * fall-through for CODE_END_SEQ). Valid when local is 1. */
 	uint64_t fall, target;
 	uint8_t local;
+	uint16_t pc_hart;	    /* per-pc counts: the hart pc_hits count for (in padding) */
 	struct code_block *succ[2]; /* recently seen successors (may be stale: check gen) */
 	/* Per-pc counts (recon_opts.pcs): the counters of this block under the
-	 * calling context pc_node (2n: instructions, then cycles), NULL until
-	 * first counted; pc_id names the block in recon's table. */
+	 * calling context pc_node on hart pc_hart (2n: instructions, then
+	 * cycles), NULL until first counted; pc_id names the block in recon's
+	 * table. */
 	uint64_t *pc_hits;
 	uint32_t pc_node, pc_id;
 	uint64_t pcs[]; /* the n instructions' addresses: the trace must show exactly these */

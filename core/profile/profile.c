@@ -18,6 +18,7 @@ void profile_free(struct profile *p)
 	free(p->procs);
 	free(p->pcs);
 	free(p->sites);
+	free(p->hcalls);
 	oob_arena_free(p->arena);
 	free(p);
 }

@@ -135,7 +135,8 @@ enum profile_metric { PROFILE_INSNS = 0, PROFILE_CYCLES, PROFILE_CALLS };
  * (without --inline: inline frames take their instructions from the node).
  * cycles of an instruction: from its retirement to the next one's on its
  * hart (the profile's convention: the last record of a hart has 0). calls:
- * the times a call instruction at the site ran (0 elsewhere).
+ * the times a call instruction at the site ran (0 elsewhere). Rows are kept
+ * per hart too (what pprof labels), so several rows may share (node, site).
  */
 struct profile;
 
@@ -159,16 +160,31 @@ struct profile_site {
 	} inl[PROFILE_SITE_INLINES];
 };
 
+#define PROFILE_HART_UNKNOWN UINT32_MAX
+
 struct profile_pc {
 	uint32_t node; /* calling context */
 	uint32_t site; /* index of profile_site */
+	uint32_t hart; /* the hart that ran them, or PROFILE_HART_UNKNOWN (a
+			  profile stored before rows had harts) */
 	uint64_t insns, cycles, calls;
 };
 
-/* Rows sorted by (node, pc); sites by (space, pc). 0 rows when the run did
- * not count per pc. Borrowed, valid while p lives. */
+/* The times a calling context was entered on one hart: per hart, what the
+ * node's calls count in total. */
+struct profile_hart_calls {
+	uint32_t node, hart;
+	uint64_t calls;
+};
+
+/* Rows sorted by (node, pc, hart); sites by (space, pc); hart calls by
+ * (node, hart). 0 rows when the run did not count per pc, 0 hart calls also
+ * for a profile stored before they were kept. Borrowed, valid while p
+ * lives. */
 size_t profile_npcs(const struct profile *p);
 const struct profile_pc *profile_pc(const struct profile *p, size_t i);
+size_t profile_nhart_calls(const struct profile *p);
+const struct profile_hart_calls *profile_hart_calls(const struct profile *p, size_t i);
 size_t profile_nsites(const struct profile *p);
 const struct profile_site *profile_site(const struct profile *p, uint32_t i);
 

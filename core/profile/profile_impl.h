@@ -28,6 +28,8 @@ struct profile {
 	size_t npcs;
 	struct profile_site *sites;
 	size_t nsites;
+	struct profile_hart_calls *hcalls; /* per hart entries (profile_set_hart_calls) */
+	size_t nhcalls;
 	struct oob_arena *arena; /* frame strings, process data, warnings */
 };
 
@@ -35,6 +37,8 @@ struct profile {
  * malloc; the sites' strings are copied into p's arena). */
 void profile_set_pcs(struct profile *p, struct profile_pc *rows, size_t nrows,
 		     struct profile_site *sites, size_t nsites);
+/* Gives p the per-hart entry counts (p takes the malloc'd array). */
+void profile_set_hart_calls(struct profile *p, struct profile_hart_calls *v, size_t n);
 
 /* Symbolizes the frames once, derives totals and child lists. Never NULL. */
 struct profile *profile_build(const struct cct *c, const struct frame_table *ft,

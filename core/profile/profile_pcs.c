@@ -24,6 +24,23 @@ const struct profile_pc *profile_pc(const struct profile *p, size_t i)
 	return &p->pcs[i];
 }
 
+size_t profile_nhart_calls(const struct profile *p)
+{
+	return p->nhcalls;
+}
+
+const struct profile_hart_calls *profile_hart_calls(const struct profile *p, size_t i)
+{
+	return &p->hcalls[i];
+}
+
+void profile_set_hart_calls(struct profile *p, struct profile_hart_calls *v, size_t n)
+{
+	free(p->hcalls);
+	p->hcalls = v;
+	p->nhcalls = n;
+}
+
 size_t profile_nsites(const struct profile *p)
 {
 	return p->nsites;
@@ -102,16 +119,28 @@ json_t *profile_pcs_json(const struct profile *p)
 {
 	if (!p->npcs)
 		return NULL;
-	json_t *sites = json_array(), *rows = json_array();
+	json_t *sites = json_array(), *rows = json_array(), *hcalls = json_array();
 	for (size_t i = 0; i < p->nsites; i++)
 		json_array_append_new(sites, site_json(&p->sites[i]));
 	for (size_t i = 0; i < p->npcs; i++) {
 		const struct profile_pc *r = &p->pcs[i];
-		json_array_append_new(rows, json_pack("[I, I, I, I, I]", (json_int_t)r->node,
-						      (json_int_t)r->site, (json_int_t)r->insns,
-						      (json_int_t)r->cycles, (json_int_t)r->calls));
+		json_t *row =
+		    json_pack("[I, I, I, I, I]", (json_int_t)r->node, (json_int_t)r->site,
+			      (json_int_t)r->insns, (json_int_t)r->cycles, (json_int_t)r->calls);
+		if (r->hart != PROFILE_HART_UNKNOWN)
+			json_array_append_new(row, json_integer(r->hart));
+		json_array_append_new(rows, row);
 	}
-	return json_pack("{s:o, s:o}", "sites", sites, "rows", rows);
+	for (size_t i = 0; i < p->nhcalls; i++)
+		json_array_append_new(hcalls, json_pack("[I, I, I]", (json_int_t)p->hcalls[i].node,
+							(json_int_t)p->hcalls[i].hart,
+							(json_int_t)p->hcalls[i].calls));
+	json_t *doc = json_pack("{s:o, s:o}", "sites", sites, "rows", rows);
+	if (p->nhcalls)
+		json_object_set_new(doc, "hart_calls", hcalls);
+	else
+		json_decref(hcalls);
+	return doc;
 }
 
 /* Strings point into the document until profile_set_pcs copies them. */
@@ -147,16 +176,47 @@ static int site_from_json(struct profile_site *s, const json_t *v, size_t nframe
 	return 0;
 }
 
+/* A row stored before rows had harts has five elements: its hart is unknown. */
 static int row_from_json(struct profile_pc *r, const json_t *v, size_t nnodes, size_t nsites)
 {
-	json_int_t node, site, insns, cycles, calls;
-	if (json_unpack((json_t *)v, "[I, I, I, I, I]", &node, &site, &insns, &cycles, &calls) <
-		0 ||
-	    node < 0 || (size_t)node >= nnodes || site < 0 || (size_t)site >= nsites || insns < 0 ||
-	    cycles < 0 || calls < 0)
+	json_int_t node, site, insns, cycles, calls, hart = PROFILE_HART_UNKNOWN;
+	if (json_unpack((json_t *)v, "[I, I, I, I, I!]", &node, &site, &insns, &cycles, &calls) <
+		0 &&
+	    json_unpack((json_t *)v, "[I, I, I, I, I, I!]", &node, &site, &insns, &cycles, &calls,
+			&hart) < 0)
 		return -EINVAL;
-	*r = (struct profile_pc){(uint32_t)node, (uint32_t)site, (uint64_t)insns, (uint64_t)cycles,
-				 (uint64_t)calls};
+	if (node < 0 || (size_t)node >= nnodes || site < 0 || (size_t)site >= nsites || insns < 0 ||
+	    cycles < 0 || calls < 0 || hart < 0 || hart > PROFILE_HART_UNKNOWN)
+		return -EINVAL;
+	*r = (struct profile_pc){.node = (uint32_t)node,
+				 .site = (uint32_t)site,
+				 .hart = (uint32_t)hart,
+				 .insns = (uint64_t)insns,
+				 .cycles = (uint64_t)cycles,
+				 .calls = (uint64_t)calls};
+	return 0;
+}
+
+/* "hart_calls": absent in a profile stored before they were kept. */
+static int hcalls_from_json(struct profile *p, const json_t *a, struct oob_err *err)
+{
+	if (!a)
+		return 0;
+	if (!json_is_array(a))
+		return oob_err_set(err, -EINVAL, "profile: \"hart_calls\" is not an array");
+	size_t n = json_array_size(a);
+	struct profile_hart_calls *v = oob_xcalloc(n ? n : 1, sizeof(*v));
+	for (size_t i = 0; i < n; i++) {
+		json_int_t node, hart, calls;
+		if (json_unpack(json_array_get(a, i), "[I, I, I!]", &node, &hart, &calls) < 0 ||
+		    node < 1 || (size_t)node >= p->nnodes || hart < 0 || hart >= UINT32_MAX ||
+		    calls < 0) {
+			free(v);
+			return oob_err_set(err, -EINVAL, "profile: hart_calls %zu is malformed", i);
+		}
+		v[i] = (struct profile_hart_calls){(uint32_t)node, (uint32_t)hart, (uint64_t)calls};
+	}
+	profile_set_hart_calls(p, v, n);
 	return 0;
 }
 
@@ -183,5 +243,5 @@ int profile_pcs_from_json(struct profile *p, const json_t *doc, struct oob_err *
 			return oob_err_set(err, -EINVAL, "profile: pcs row %zu is malformed", i);
 		}
 	profile_set_pcs(p, rows, nr, sites, ns);
-	return 0;
+	return hcalls_from_json(p, json_object_get(doc, "hart_calls"), err);
 }

@@ -86,6 +86,8 @@ void recon_pcs_free(struct recon *r);
 void recon_pcs_hit(struct recon *r, struct tracker_hart *h, struct code_block *blk, uint32_t pos,
 		   uint32_t k, uint32_t i);
 void recon_pcs_sites(struct recon *r); /* before profile_build: interns frames */
+/* Node was entered (a call the profile counts) on hart h. */
+void recon_pcs_call(struct recon *r, const struct tracker_hart *h, uint32_t node);
 void recon_pcs_finish(struct recon *r, struct profile *p);
 
 /*

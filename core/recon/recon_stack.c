@@ -138,6 +138,8 @@ void recon_push(struct recon *r, struct tracker_hart *h, uint32_t frame, uint64_
 	uint8_t kind;
 	if (calls && (kind = recon_fn_kind(r, frame)) != RECON_FN_PLAIN)
 		recon_nonlocal_entered(r, h, kind);
+	if (calls && r->pcs)
+		recon_pcs_call(r, h, node);
 }
 
 void recon_replace_top(struct recon *r, struct tracker_hart *h, uint32_t frame, int entered)

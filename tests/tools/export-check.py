@@ -7,6 +7,8 @@
                     [--processes PROCESSES.json] [--same-as FMT:FILE]
     export-check.py schema FILE SCHEMA.json
     export-check.py pprof-top PPROF_TOP.txt TOP.json METRIC
+    export-check.py pprof-harts FILE
+    export-check.py pprof-flat-same FILE OTHER
 
 Reads FILE with nothing but the standard library (gzip, json, a protobuf
 varint decoder written here), rebuilds per-function self and total weights
@@ -24,6 +26,14 @@ nested per track. With --json, its per-function totals must equal those of
 the JSON export of the same trace; with --processes (`oobprof processes
 --json`), every guest process must be a Perfetto process and thread of its
 pid and comm, whose slices all lie under that process's root frame.
+
+pprof-harts prints, as JSON, each sample type's sum per "hart" label, the
+samples without exactly one hart label, and how many stacks (location lists)
+are samples on more than one hart. pprof-flat-same: every sample type's flat
+weight per function (the outermost line of the leaf location: the calling
+context's function, whether the location is a pc or a function) is the same
+in both profiles, e.g. one at the exact pc and per hart and one per calling
+context.
 
 TOP.json "-": no comparison with `oobprof top` (times on the merged record
 axis of several harts, which no per-function count equals). --same-as: the
@@ -233,6 +243,81 @@ def read_pprof(path, metric):
         names = [strings[funcs[locs[i]]] for i in reversed(ids)]  # leaf first in the file
         w.stack(names, vals[k])
     return w, strings[default] if default is not None else None
+
+
+def pprof_harts(path):
+    raw = gzip.open(path).read()
+    strings, types, samples = [], [], []
+    for f, wt, v in fields(raw):
+        if f == 6:
+            strings.append(v.decode())
+        elif f == 1:
+            types.append(dict((g, x) for g, _, x in fields(v)).get(1, 0))
+        elif f == 2:
+            ids, vals, labels = [], [], []
+            for g, w2, x in fields(v):
+                if g == 1:
+                    ids += packed(x, w2)
+                elif g == 2:
+                    vals += packed(x, w2)
+                elif g == 3:
+                    labels.append(dict((h, y) for h, _, y in fields(x)))
+            samples.append((tuple(ids), vals, labels))
+    per_hart, bad, harts_of = {}, 0, {}
+    for ids, vals, labels in samples:
+        hs = [lb.get(3, 0) for lb in labels if strings[lb.get(1, 0)] == "hart"]
+        if len(hs) != 1:
+            bad += 1
+            continue
+        sums = per_hart.setdefault(str(hs[0]), [0] * len(types))
+        for k, x in enumerate(vals):
+            sums[k] += x
+        harts_of.setdefault(ids, set()).add(hs[0])
+    return {"types": [strings[t] for t in types], "per_hart": per_hart,
+            "samples": len(samples), "unlabelled": bad,
+            "split_stacks": sum(1 for h in harts_of.values() if len(h) > 1)}
+
+
+def pprof_flat(path):
+    raw = gzip.open(path).read()
+    strings, types, samples, locs, funcs = [], [], [], {}, {}
+    for f, wt, v in fields(raw):
+        if f == 6:
+            strings.append(v.decode())
+        elif f == 1:
+            types.append(dict((g, x) for g, _, x in fields(v)).get(1, 0))
+        elif f == 2:
+            ids, vals = [], []
+            for g, w2, x in fields(v):
+                if g == 1:
+                    ids += packed(x, w2)
+                elif g == 2:
+                    vals += packed(x, w2)
+            samples.append((ids[0], vals))
+        elif f == 4:
+            d = fields(v)
+            lid = [x for g, _, x in d if g == 1][0]
+            locs[lid] = [dict((g, y) for g, _, y in fields(x)) for g, _, x in d if g == 4][-1][1]
+        elif f == 5:
+            d = dict((g, x) for g, _, x in fields(v))
+            funcs[d[1]] = d.get(2, 0)
+    flat = {}
+    for leaf, vals in samples:
+        name = strings[funcs[locs[leaf]]]
+        for k, x in enumerate(vals):
+            key = (strings[types[k]], name)
+            flat[key] = flat.get(key, 0) + x
+    return dict((k, v) for k, v in flat.items() if v)
+
+
+def pprof_flat_same(a, b):
+    fa, fb = pprof_flat(a), pprof_flat(b)
+    bad = sorted(k for k in set(fa) | set(fb) if fa.get(k) != fb.get(k))
+    for k in bad[:20]:
+        print(f"  {k[0]} {k[1]}: {fa.get(k)} != {fb.get(k)}")
+    if bad or not fa:
+        fail(f"pprof: {len(bad)} of {len(fa)} flat weights differ")
+    return len(fa)
 
 
 # ---- Perfetto's protobuf trace ----
@@ -499,6 +584,12 @@ def main():
     if a[0] == "pprof-top":
         n = pprof_top(a[1], a[2], a[3])
         print(f"ok: {n} functions as go tool pprof -top prints them")
+        return
+    if a[0] == "pprof-harts":
+        print(json.dumps(pprof_harts(a[1]), sort_keys=True))
+        return
+    if a[0] == "pprof-flat-same":
+        print(f"ok: {pprof_flat_same(a[1], a[2])} flat weights (type, function) equal")
         return
     if a[0] == "schema":
         schema(a[1], a[2])

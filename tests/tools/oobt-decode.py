@@ -7,6 +7,9 @@
   oobt-decode.py --sp TRACE   prints "0x<pc> 0x<sp>" per record instead: the
                          stack pointer before the record ran (the last REG x2
                          extra of an earlier record of its hart), "-" if none
+  oobt-decode.py --harts N TRACE   prints "<hart> <records>" per hart for the
+                         first N records of the trace (all of them if fewer):
+                         reads only as much of the body as those need
 
 It shares no code with core/trace/oobt.c: it checks that the C writer follows the
 written format. Needs python3 and the lz4 command (for the LZ4-framed body).
@@ -25,18 +28,31 @@ def die(msg):
 
 
 class Body:
-    def __init__(self, b):
-        self.b, self.i = b, 0
+    """The body's bytes; with a stream, read on as they are needed."""
+
+    def __init__(self, b, stream=None):
+        self.b, self.i, self.stream = b, 0, stream
+
+    def more(self, n):
+        while self.stream and self.i + n > len(self.b):
+            chunk = self.stream.read(1 << 24)
+            if not chunk:
+                self.stream = None
+                break
+            self.b = self.b[self.i:] + chunk
+            self.i = 0
+        if self.i + n > len(self.b):
+            die("truncated body at byte %d" % self.i)
 
     def u8(self):
         if self.i >= len(self.b):
-            die("truncated body at byte %d" % self.i)
+            self.more(1)
         self.i += 1
         return self.b[self.i - 1]
 
     def fixed(self, n):
         if self.i + n > len(self.b):
-            die("truncated body at byte %d" % self.i)
+            self.more(n)
         v = int.from_bytes(self.b[self.i:self.i + n], "little")
         self.i += n
         return v
@@ -55,7 +71,72 @@ class Body:
         return (v >> 1) ^ -(v & 1)
 
 
+def count_harts(path, limit):
+    """Records per hart among the first limit ones: only the opcodes that
+    make records or switch harts matter, the others are skipped by length."""
+    f = open(path, "rb", buffering=0)  # lz4 reads the body from its offset
+    head = f.read(48)
+    if len(head) < 48 or head[:8] != MAGIC:
+        die("%s: not an oobt file" % path)
+    ver, hsize, fields = struct.unpack_from("<HHI", head, 8)
+    if ver != 1 or hsize < 48:
+        die("unsupported header: version %d, size %d" % (ver, hsize))
+    f.seek(hsize)
+    lz = None
+    if head[32] == 1:
+        lz = subprocess.Popen(["lz4", "-d", "-c"], stdin=f, stdout=subprocess.PIPE)
+        b = Body(b"", lz.stdout)
+    else:
+        b = Body(f.read())
+    has_cycle = fields & 1
+    counts, hart, n = {}, 0, 0
+    while n < limit:
+        op = b.u8()
+        recs = 0
+        if op == 0:
+            die("invalid opcode 00 at byte %d" % (b.i - 1))
+        elif 1 < op < 0x80:
+            recs = min(op.bit_length() - 1, limit - n)
+        elif 0x80 <= op < 0xC0:
+            recs = 1
+        elif op == 0xC0:
+            b.zz()
+            recs = 1
+        elif op in (0xC1, 0xC2):
+            b.fixed(2 if op == 0xC1 else 4)
+        elif op == 0xC3:
+            hart = b.varint()
+        elif op in (0xD0, 0xD1):
+            b.u8(), b.zz()
+        elif op == 0xD2:
+            b.varint(), b.zz()
+        elif op in (0xD3, 0xD4):
+            b.u8(), b.zz(), b.zz()
+        elif op == 0xD5:
+            b.zz(), b.zz()
+        elif op == 0xD6:
+            b.fixed(b.varint())
+        elif op == 0xD7:
+            b.u8(), b.u8(), b.varint(), b.zz(), b.zz()
+        elif op == 0xFF:
+            break
+        elif not (op == 1 or 0xC4 <= op <= 0xC7):
+            die("invalid opcode %02x at byte %d" % (op, b.i - 1))
+        if recs:
+            counts[hart] = counts.get(hart, 0) + recs
+            n += recs
+            if has_cycle:
+                for _ in range(recs):
+                    b.zz()
+    if lz:
+        lz.kill()
+        lz.wait()
+    sys.stdout.write("".join("%d %d\n" % (h, counts[h]) for h in sorted(counts)))
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--harts":
+        return count_harts(sys.argv[3], int(sys.argv[2]))
     want_sp = len(sys.argv) == 3 and sys.argv[1] == "--sp"
     if len(sys.argv) != 2 + want_sp:
         die("usage: oobt-decode.py [--sp] TRACE")

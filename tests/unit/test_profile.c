@@ -194,6 +194,47 @@ static void pcs_round_trip_and_annotate(void)
 	profile_free(p);
 }
 
+/* Rows kept per hart (fib's site 0 under node 2 on harts 0 and 1) and the
+ * entries per hart: stored and read back as they were; annotate sums the
+ * harts (2 + 5 at line 7); what is out of range is refused. */
+static void pcs_per_hart(void)
+{
+	struct profile *p = tree();
+	json_t *doc = json_pack("{s:[[s,s,i,i,s,n,s,i,[]]], s:[[i,i,i,i,i,i], [i,i,i,i,i,i]],"
+				" s:[[i,i,i], [i,i,i]]}",
+				"sites", "0x200", "0x200", 1, 1, "/bin/p", "fib.c", 7, "rows", 2, 0,
+				2, 0, 0, 0, 2, 0, 5, 0, 0, 1, "hart_calls", 2, 0, 3, 2, 1, 4);
+	CHECK_EQ(profile_pcs_from_json(p, doc, NULL), 0);
+	CHECK_EQ(profile_npcs(p), 2);
+	CHECK_EQ(profile_pc(p, 0)->hart, 0);
+	CHECK_EQ(profile_pc(p, 1)->hart, 1);
+	CHECK_EQ(profile_nhart_calls(p), 2);
+	CHECK_EQ(profile_hart_calls(p, 1)->hart, 1);
+	CHECK_EQ(profile_hart_calls(p, 1)->calls, 4);
+	json_t *back = profile_pcs_json(p);
+	CHECK(json_equal(back, doc));
+	json_decref(back);
+	struct oob_err e = {0};
+	json_t *a = annot_json(p, "fib", ANNOT_SOURCE, NULL, 0, &e);
+	json_t *f = json_array_get(json_object_get(a, "functions"), 0);
+	CHECK_EQ(json_integer_value(json_object_get(f, "instructions")), 7);
+	json_decref(a);
+	/* the root is never entered; a hart past 32 bits; a row of 7 */
+	json_t *hc = json_array_get(json_object_get(doc, "hart_calls"), 0);
+	json_array_set_new(hc, 0, json_integer(0));
+	CHECK_EQ(profile_pcs_from_json(p, doc, &e), -EINVAL);
+	CHECK(strstr(e.msg, "hart_calls 0") != NULL);
+	json_array_set_new(hc, 0, json_integer(2));
+	json_array_set_new(hc, 1, json_integer(1ll << 32));
+	CHECK_EQ(profile_pcs_from_json(p, doc, &e), -EINVAL);
+	json_array_set_new(hc, 1, json_integer(0));
+	json_array_append_new(json_array_get(json_object_get(doc, "rows"), 0), json_integer(0));
+	CHECK_EQ(profile_pcs_from_json(p, doc, &e), -EINVAL);
+	CHECK(strstr(e.msg, "row 0") != NULL);
+	json_decref(doc);
+	profile_free(p);
+}
+
 int main(void)
 {
 	OOBTEST_BEGIN("test_profile");
@@ -203,5 +244,6 @@ int main(void)
 	RUN(functions_count_recursion_once);
 	RUN(processes_round_trip);
 	RUN(pcs_round_trip_and_annotate);
+	RUN(pcs_per_hart);
 	return OOBTEST_END();
 }

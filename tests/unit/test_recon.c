@@ -755,6 +755,83 @@ static void test_seam_errors(void)
 	CHECK(err.code < 0);
 }
 
+/* Per-pc counts keep the hart: main calls f and f returns, on hart 0, then
+ * on hart 1 the same, and main goes on to call g, which calls f. Every
+ * (context, pc) that ran on both harts is a row per hart whose counts are
+ * that hart's; main;f was entered once on each hart (2 calls), main;g;f
+ * once on hart 1. */
+static void test_pcs_per_hart(void)
+{
+	struct recon_elf e = {elf, RECON_BASE_LINK};
+	struct recon_opts o = {.elfs = &e, .nelfs = 1, .pcs = 1};
+	struct oob_err err = {0};
+	struct sym_binary *bin = sym_binary_open(elf, &err);
+	CHECK(bin);
+	uint64_t m = sym_binary_find_func(bin, "main"), f = sym_binary_find_func(bin, "f");
+	uint64_t g = sym_binary_find_func(bin, "g");
+	sym_binary_free(bin);
+	CHECK(m && f && g);
+	uint64_t pc0[] = {m, m + 4, f, f + 4, m + 8};
+	uint64_t pc1[] = {m, m + 4, f, f + 4, m + 8, g, f, f + 4};
+	struct recon *r = recon_new(&o, &err);
+	CHECK(r);
+	CHECK_EQ(recon_start(r, TRACE_F_INSN, "test", &err), 0);
+	uint32_t bits[8] = {0}; /* 0: the ELF's */
+	struct trace_batch b0 = {.n = 5, .pc = pc0, .insn = bits, .hart = 0};
+	struct trace_batch b1 = {.n = 8, .pc = pc1, .insn = bits, .hart = 1};
+	CHECK_EQ(recon_feed(r, &b0), 0);
+	CHECK_EQ(recon_feed(r, &b1), 0);
+	struct profile *p = NULL;
+	CHECK_EQ(recon_finish(r, &p), 0);
+	recon_free(r);
+	/* instructions per hart, and of main;f and main;g;f per hart */
+	uint64_t per_hart[2] = {0, 0}, mf[2] = {0, 0}, mgf[2] = {0, 0};
+	uint32_t mf_node = 0;
+	for (size_t i = 0; i < profile_npcs(p); i++) {
+		const struct profile_pc *row = profile_pc(p, i);
+		CHECK(row->hart < 2);
+		per_hart[row->hart] += row->insns;
+		const struct profile_node *n = profile_node(p, row->node);
+		if (n->frame == PROFILE_NONE || strcmp(profile_frame(p, n->frame)->name, "f"))
+			continue;
+		const char *up = profile_frame(p, profile_node(p, n->parent)->frame)->name;
+		if (!strcmp(up, "main")) {
+			mf[row->hart] += row->insns;
+			mf_node = row->node;
+		} else if (!strcmp(up, "g")) {
+			mgf[row->hart] += row->insns;
+		}
+		CHECK_EQ(row->insns, 1); /* each pc once per entry */
+		if (i)			 /* sorted by (node, site, hart), one row each */
+			CHECK(row->node != profile_pc(p, i - 1)->node ||
+			      row->site != profile_pc(p, i - 1)->site ||
+			      row->hart > profile_pc(p, i - 1)->hart);
+	}
+	CHECK_EQ(per_hart[0], 5);
+	CHECK_EQ(per_hart[1], 8);
+	CHECK_EQ(mf[0], 2);
+	CHECK_EQ(mf[1], 2);
+	CHECK_EQ(mgf[0], 0);
+	CHECK_EQ(mgf[1], 2);
+	CHECK(mf_node != 0);
+	CHECK_EQ(profile_node(p, mf_node)->calls, 2);
+	uint64_t hc[2] = {0, 0}, all = 0, nodes = 0;
+	for (size_t i = 0; i < profile_nhart_calls(p); i++) {
+		const struct profile_hart_calls *c = profile_hart_calls(p, i);
+		CHECK(c->hart < 2);
+		all += c->calls;
+		if (c->node == mf_node)
+			hc[c->hart] += c->calls;
+	}
+	for (uint32_t i = 0; i < profile_nnodes(p); i++)
+		nodes += profile_node(p, i)->calls;
+	CHECK_EQ(hc[0], 1);
+	CHECK_EQ(hc[1], 1);
+	CHECK_EQ(all, nodes); /* f twice under main, once under g, g once */
+	CHECK_EQ(all, 4);
+	profile_free(p);
+}
+
 int main(void)
 {
 	OOBTEST_BEGIN("test_recon");
@@ -773,7 +850,9 @@ int main(void)
 		}
 		oobtest_run(rows[k].name, run_row);
 	}
-	if (elf)
+	if (elf) {
 		RUN(test_seam_errors);
+		RUN(test_pcs_per_hart);
+	}
 	return OOBTEST_END();
 }
