@@ -41,7 +41,7 @@ void recon_jump(struct recon *r, struct tracker_hart *h, const struct code_block
 		recon_flush(r, h, i);
 		r->run.st.events++;
 		if (nb->func != FRAME_NONE)
-			recon_go_recheck(r, h, 0, nb->func);
+			recon_go_recheck(r, h, nb->start, nb->func);
 		recon_go_jump(r, h, nb, i); /* asyncPreempt back where the signal came */
 		return;
 	}

@@ -347,15 +347,45 @@ int recon_go_pending(struct recon *r, struct tracker_hart *h, struct code_block 
 	return recon_go_land(r, h, nb, i);
 }
 
-/* Whether slot q returns from its entry at depth d (from the top) to t,
- * or, when f is a frame, lands in f's frame just below that entry. */
-static int fits(struct recon *r, const struct go_parked *q, uint32_t d, uint64_t t, uint32_t f)
+/* Whether slot q returns from its entry at depth d (from the top) to t, or,
+ * f a frame, whether asyncPreempt (that entry) jumps back to t in f from q:
+ * the frame below it returns to t (the signal came right after that return:
+ * a trap on a return leaves the returning frame), or, unless by_ret, t is
+ * the entry of f when asyncPreempt completes a call the signal cut short,
+ * else that frame is f's or a cut's lone gogo frame (any landing). */
+static int fits(struct recon *r, const struct go_parked *q, uint32_t d, uint64_t t, uint32_t f,
+		int by_ret)
 {
-	if (f != FRAME_NONE && q->n == d + 2 && recon_fn_kind(r, q->e[0].frame) == RECON_FN_GO_GOGO)
-		return 1; /* a cut's goroutine: not known until it lands */
-	if (f != FRAME_NONE)
-		return q->n > d + 1 && q->e[q->n - 2 - d].frame == f;
-	return q->n > d && q->e[q->n - 1 - d].ret == t;
+	if (f == FRAME_NONE)
+		return q->n > d && q->e[q->n - 1 - d].ret == t;
+	if (q->n < d + 2)
+		return 0;
+	const struct go_ent *below = &q->e[q->n - 2 - d];
+	if (below->ret == t)
+		return 1;
+	if (by_ret)
+		return 0;
+	if (q->e[q->n - 1 - d].ret != STACK_RET_NONE) /* completes a call: on its callee's entry */
+		return r->run.frames.v[f].addr == t;
+	if (q->n == d + 2 && recon_fn_kind(r, below->frame) == RECON_FN_GO_GOGO)
+		return 1;
+	return below->frame == f;
+}
+
+/* A jump back to t that some goroutine's frame below asyncPreempt returns
+ * to: only such goroutines fit (a signal right after a return never leaves
+ * the caller's frame on top). */
+static int jump_by_ret(const struct recon_go *g, const struct go_prov *p, uint32_t d, uint64_t t)
+{
+	const struct go_parked *c = &g->v[p->chosen];
+	if (c->n >= d + 2 && c->e[c->n - 2 - d].ret == t)
+		return 1;
+	for (uint32_t k = 0; k < p->ncand; k++) {
+		const struct go_parked *q = &g->v[p->cand[k]];
+		if (q->live && q->n >= d + 2 && q->e[q->n - 2 - d].ret == t)
+			return 1;
+	}
+	return 0;
 }
 
 void recon_go_recheck(struct recon *r, struct tracker_hart *h, uint64_t t, uint32_t f)
@@ -375,15 +405,16 @@ void recon_go_recheck(struct recon *r, struct tracker_hart *h, uint64_t t, uint3
 		return;
 	}
 	uint32_t d = top - k;
+	int by_ret = f != FRAME_NONE && jump_by_ret(g, p, d, t);
 	uint32_t keep = 0;
 	for (uint32_t c = 0; c < p->ncand; c++) {
 		const struct go_parked *q = &g->v[p->cand[c]];
-		if (q->live && fits(r, q, d, t, f))
+		if (q->live && fits(r, q, d, t, f, by_ret))
 			p->cand[keep++] = p->cand[c];
 	}
 	p->ncand = keep;
 	p->low = k;
-	if (!fits(r, &g->v[p->chosen], d, t, f) && keep) {
+	if (!fits(r, &g->v[p->chosen], d, t, f, by_ret) && keep) {
 		/* the chosen goroutine would not return here: another one does */
 		uint32_t was = p->chosen, now = p->cand[0];
 		g->v[was].live = 1;

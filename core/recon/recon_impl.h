@@ -356,7 +356,7 @@ void recon_go_cut(struct recon *r, struct tracker_hart *h);
  * gogo's jump (a trap return, asyncPreempt's jump back): gogo's landing,
  * as recon_go_land; 0 if nothing is known. */
 int recon_go_pending(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i);
-/* A return to t (or, f not FRAME_NONE: asyncPreempt's jump back into
+/* A return to t (or, f not FRAME_NONE: asyncPreempt's jump back to t in
  * frame f) while a resumed goroutine is provisional on h. */
 void recon_go_recheck(struct recon *r, struct tracker_hart *h, uint64_t t, uint32_t f);
 /* sigreturn lands on asyncPreempt's entry: the signal's trap marker at
