@@ -41,7 +41,7 @@ void recon_jump(struct recon *r, struct tracker_hart *h, const struct code_block
 		recon_flush(r, h, i);
 		r->run.st.events++;
 		if (nb->func != FRAME_NONE)
-			recon_go_recheck(r, h, 0, nb->func);
+			recon_go_recheck(r, h, nb->start, nb->func);
 		recon_go_jump(r, h, nb, i); /* asyncPreempt back where the signal came */
 		return;
 	}
@@ -274,6 +274,8 @@ void recon_resume(struct recon *r, struct tracker_hart *h, struct code_block *nb
 	recon_pop_to(r, h, (uint32_t)m);
 	if (r->trk && r->trk->ops->on_trap_return)
 		r->trk->ops->on_trap_return(r->trk, h, nb, i);
+	if (r->go && recon_go_pending(r, h, nb, i))
+		return; /* where gogo was going when the trap came (3.5) */
 	if (h->stk->n == 0) {
 		recon_rebase(r, h, nb, 0);
 	} else if (pending == IDS_MARK_TRAP_CALL) {
@@ -438,6 +440,10 @@ static struct code_block *transfer(struct recon *r, struct tracker_hart *h,
 		call(r, h, nb, fall, i, in->kind == RV_CALL_IND);
 		break;
 	case RV_RET:
+		if (up && r->go && recon_fn_kind(r, stack_top(h->stk)->frame) == RECON_FN_GO_GOGO) {
+			recon_flush(r, h, i);
+			recon_go_cut(r, h); /* the signal came after gogo's jump */
+		}
 		if (up)
 			trap(r, h, nb, i, "[trap]", IDS_MARK_TRAP, 0);
 		else

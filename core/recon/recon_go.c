@@ -21,6 +21,14 @@
  *   asyncPreempt   entered from sigreturn as if called from the
  *                  interrupted pc, leaves by a jump back into it
  *                  (recon_sigreturn_done, recon_go_jump).
+ *   a signal right after gogo's jump (the jump retired, its target not
+ *                  yet): the goroutine runs already, so the g0 frames are
+ *                  dead and a goroutine that morestack left on g0 must be
+ *                  parked now (another hart may resume it before the
+ *                  landing shows); a lone gogo frame stands for the
+ *                  goroutine until the trap returns to the target or, when
+ *                  the handler preempted it, until asyncPreempt jumps back
+ *                  to it, maybe after that frame was parked and resumed.
  *
  * Several goroutines parked at one resume pc (every goroutine blocked in
  * gopark) are told apart as park tells tasks apart: the goroutines whose
@@ -175,6 +183,29 @@ void recon_go_mcall(struct recon *r, struct tracker_hart *h)
 	recon_push(r, h, mcall, STACK_RET_NONE, 0, 0); /* g0: fn runs above mcall */
 }
 
+/* Parks the goroutine that morestack took to g0 (preempted in newstack),
+ * if the segment from base holds one: g0 leaves it for another. */
+static void park_morestack(struct recon *r, struct tracker_hart *h, uint32_t base)
+{
+	struct stack *s = h->stk;
+	for (uint32_t k = s->n; k-- > base;) {
+		if (recon_fn_kind(r, s->v[k].frame) == RECON_FN_GO_MORESTACK) {
+			prov_end(r, h, 1);
+			park(r, h, base, k + 1);
+			return;
+		}
+	}
+}
+
+/* Whether g0 ran the scheduler above the morestack frame at: newstack's own
+ * gogo (right above it) goes back into that goroutine, but one that was
+ * preempted there (gopreempt_m, schedule, execute) is in the run queue and
+ * any goroutine may follow, one parked at the same pc too. */
+static int rescheduled(struct recon *r, const struct stack *s, uint32_t at)
+{
+	return recon_fn_kind(r, s->v[at].frame) == RECON_FN_GO_MORESTACK && s->n - 1 > at + 2;
+}
+
 /* Orders cand (n slots, all resuming at the same pc) by which one's return
  * addresses the next pcs of the batch reach, from the top down: of the
  * slots still in the running, those whose return address at the first
@@ -233,7 +264,7 @@ int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb
 	uint64_t t = nb->start;
 	uint32_t base = stack_segment_base(s);
 	int64_t at = stack_find_ret(s, t);
-	if (at >= 0) {
+	if (at >= 0 && !rescheduled(r, s, (uint32_t)at)) {
 		/* back into the running goroutine: newstack after morestack */
 		recon_pop_to(r, h, (uint32_t)at);
 		if (s->n > base)
@@ -242,14 +273,7 @@ int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb
 			recon_rebase(r, h, nb, 0);
 		return 1;
 	}
-	/* a goroutine that morestack took to g0 (preempted in newstack) */
-	for (uint32_t k = s->n; k-- > base;) {
-		if (recon_fn_kind(r, s->v[k].frame) == RECON_FN_GO_MORESTACK) {
-			prov_end(r, h, 1);
-			park(r, h, base, k + 1);
-			break;
-		}
-	}
+	park_morestack(r, h, base);
 	uint32_t cand[GO_CAND_MAX], n = 0, more = 0;
 	for (uint32_t k = 0; k < g->n; k++) {
 		if (!g->v[k].live || g->v[k].e[g->v[k].n - 1].ret != t)
@@ -302,13 +326,66 @@ int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb
 	return 1;
 }
 
-/* Whether slot q returns from its entry at depth d (from the top) to t,
- * or, when f is a frame, lands in f's frame just below that entry. */
-static int fits(const struct go_parked *q, uint32_t d, uint64_t t, uint32_t f)
+void recon_go_cut(struct recon *r, struct tracker_hart *h)
 {
-	if (f != FRAME_NONE)
-		return q->n > d + 1 && q->e[q->n - 2 - d].frame == f;
-	return q->n > d && q->e[q->n - 1 - d].ret == t;
+	struct stack *s = h->stk;
+	uint32_t base = stack_segment_base(s);
+	uint32_t gogo = stack_top(s)->frame;
+	park_morestack(r, h, base);
+	prov_end(r, h, 1);
+	recon_pop_to(r, h, base);
+	recon_push(r, h, gogo, STACK_RET_NONE, 0, 0);
+}
+
+int recon_go_pending(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i)
+{
+	struct stack *s = h->stk;
+	if (s->n == 0 || s->n - 1 != stack_segment_base(s) ||
+	    recon_fn_kind(r, stack_top(s)->frame) != RECON_FN_GO_GOGO ||
+	    nb->func == stack_top(s)->frame)
+		return 0;
+	return recon_go_land(r, h, nb, i);
+}
+
+/* Whether slot q returns from its entry at depth d (from the top) to t, or,
+ * f a frame, whether asyncPreempt (that entry) jumps back to t in f from q:
+ * the frame below it returns to t (the signal came right after that return:
+ * a trap on a return leaves the returning frame), or, unless by_ret, t is
+ * the entry of f when asyncPreempt completes a call the signal cut short,
+ * else that frame is f's or a cut's lone gogo frame (any landing). */
+static int fits(struct recon *r, const struct go_parked *q, uint32_t d, uint64_t t, uint32_t f,
+		int by_ret)
+{
+	if (f == FRAME_NONE)
+		return q->n > d && q->e[q->n - 1 - d].ret == t;
+	if (q->n < d + 2)
+		return 0;
+	const struct go_ent *below = &q->e[q->n - 2 - d];
+	if (below->ret == t)
+		return 1;
+	if (by_ret)
+		return 0;
+	if (q->e[q->n - 1 - d].ret != STACK_RET_NONE) /* completes a call: on its callee's entry */
+		return r->run.frames.v[f].addr == t;
+	if (q->n == d + 2 && recon_fn_kind(r, below->frame) == RECON_FN_GO_GOGO)
+		return 1;
+	return below->frame == f;
+}
+
+/* A jump back to t that some goroutine's frame below asyncPreempt returns
+ * to: only such goroutines fit (a signal right after a return never leaves
+ * the caller's frame on top). */
+static int jump_by_ret(const struct recon_go *g, const struct go_prov *p, uint32_t d, uint64_t t)
+{
+	const struct go_parked *c = &g->v[p->chosen];
+	if (c->n >= d + 2 && c->e[c->n - 2 - d].ret == t)
+		return 1;
+	for (uint32_t k = 0; k < p->ncand; k++) {
+		const struct go_parked *q = &g->v[p->cand[k]];
+		if (q->live && q->n >= d + 2 && q->e[q->n - 2 - d].ret == t)
+			return 1;
+	}
+	return 0;
 }
 
 void recon_go_recheck(struct recon *r, struct tracker_hart *h, uint64_t t, uint32_t f)
@@ -328,15 +405,16 @@ void recon_go_recheck(struct recon *r, struct tracker_hart *h, uint64_t t, uint3
 		return;
 	}
 	uint32_t d = top - k;
+	int by_ret = f != FRAME_NONE && jump_by_ret(g, p, d, t);
 	uint32_t keep = 0;
 	for (uint32_t c = 0; c < p->ncand; c++) {
 		const struct go_parked *q = &g->v[p->cand[c]];
-		if (q->live && fits(q, d, t, f))
+		if (q->live && fits(r, q, d, t, f, by_ret))
 			p->cand[keep++] = p->cand[c];
 	}
 	p->ncand = keep;
 	p->low = k;
-	if (!fits(&g->v[p->chosen], d, t, f) && keep) {
+	if (!fits(r, &g->v[p->chosen], d, t, f, by_ret) && keep) {
 		/* the chosen goroutine would not return here: another one does */
 		uint32_t was = p->chosen, now = p->cand[0];
 		g->v[was].live = 1;
@@ -378,6 +456,8 @@ void recon_go_jump(struct recon *r, struct tracker_hart *h, struct code_block *n
 	uint32_t base = stack_segment_base(s);
 	r->run.st.returns++;
 	recon_pop_to(r, h, s->n - 1);
+	if (recon_go_pending(r, h, nb, i))
+		return; /* back to where a cut gogo was going */
 	if (s->n > base && nb->func != FRAME_NONE && stack_top(s)->frame == nb->func)
 		return;
 	if (pending != STACK_RET_NONE && nb->start == nb->entry) {

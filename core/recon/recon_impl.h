@@ -349,7 +349,16 @@ void recon_go_mcall(struct recon *r, struct tracker_hart *h);
  * 0 if that is a plain return (or nothing is known: the rules for returns
  * decide). */
 int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i);
-/* A return to t (or, f not FRAME_NONE: asyncPreempt's jump back into
+/* A trap came right after gogo's jump (the top): the hart already runs the
+ * goroutine gogo switched to, at a pc the trace has not shown yet. The g0
+ * frames go (a goroutine that morestack left on g0 is parked first) and a
+ * lone gogo frame waits for the landing (recon_go_pending). */
+void recon_go_cut(struct recon *r, struct tracker_hart *h);
+/* The top is a gogo frame that a cut left and control reached nb without
+ * gogo's jump (a trap return, asyncPreempt's jump back): gogo's landing,
+ * as recon_go_land; 0 if nothing is known. */
+int recon_go_pending(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i);
+/* A return to t (or, f not FRAME_NONE: asyncPreempt's jump back to t in
  * frame f) while a resumed goroutine is provisional on h. */
 void recon_go_recheck(struct recon *r, struct tracker_hart *h, uint64_t t, uint32_t f);
 /* sigreturn lands on asyncPreempt's entry: the signal's trap marker at

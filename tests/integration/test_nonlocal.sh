@@ -70,18 +70,6 @@ exact_today() {
 }
 
 # report CASE-PREFIX < stack_truth lines: PASS, FAIL or known gap per check.
-# gogo_gap LABEL: the Go probe's known intermittent gap (issue 15)? Some
-# runs preempt a goroutine inside newstack (morestack's g0 half) at a time
-# that makes the later gogo to it find no parked goroutine, so its code
-# runs on as if called by runtime.execute (which only ever gogo's). Seen in
-# about half of the regenerations; its sign is a non-runtime frame right
-# above runtime.execute. Sets GAPN to the number of such stacks.
-gogo_gap() {
-	case $1 in goprobe.*) ;; *) return 1 ;; esac
-	GAPN=$(grep -c 'runtime\.execute;[^r]' "$w/$1.fold")
-	[ "$GAPN" -gt 0 ]
-}
-
 report() {
 	while IFS= read -r line; do
 		status=${line%%:*}
@@ -93,9 +81,7 @@ report() {
 		case $status in
 		PASS) pass "$label: $check: $figs" ;;
 		FAIL)
-			if exact_today "$label:$check" && gogo_gap "$label"; then
-				skip "$label: $check" "known gap (issue 15, intermittent): a gogo after newstack's preemption resumed a goroutine not found parked, $GAPN stacks of its code sit on runtime.execute: $figs"
-			elif exact_today "$label:$check"; then
+			if exact_today "$label:$check"; then
 				fail "$label: $check" "$figs (exact before)"
 			else
 				skip "$label: $check" "known gap (issue 15): $figs"
@@ -226,6 +212,17 @@ if [ -e "$G/goprobe.oobt" ] && [ -e "$G/goprobe.out" ]; then
 	fi
 	rm -f "$w/goprobe.trv"-C*
 	dir=
+	# every gogo found the goroutine it resumed (or started): a landing on
+	# a goroutine never seen parking, and the returns it then cannot place,
+	# are repairs_unknown
+	"$CLI" stats --elf "$G/goprobe" "$G/goprobe.oobt" >"$w/goprobe.stats" 2>&1
+	if awk '$1 == "repairs_unknown:" { seen = 1; bad = $2 } END { exit !(seen && bad == 0) }' \
+		"$w/goprobe.stats"; then
+		pass "goprobe: every goroutine switch lands on a goroutine parked or new (repairs_unknown: 0)"
+	else
+		fail "goprobe: every goroutine switch lands on a goroutine parked or new" \
+			"$(grep -E 'repairs|^format' "$w/goprobe.stats" | tr '\n' ' ')"
+	fi
 	# ... and that check can fail: a goroutine nested on the one it switched
 	# from (what oobprof showed before: the parked goroutine's frames under
 	# the next one's) matches no chain Go printed.

@@ -38,7 +38,7 @@ struct row {
 	const char *name;
 	struct rec recs[MAXRECS];
 	const char *events;   /* sideband events (JSON Lines), or NULL */
-	const char *want[8];  /* folded stacks, sorted */
+	const char *want[16]; /* folded stacks, sorted */
 	int kernel;	      /* give recon-kernel.S's ELF too */
 	int go;		      /* recon-go.S's ELF instead of recon.S's */
 	int pconly;	      /* the trace has pcs only (no instruction bits) */
@@ -603,6 +603,133 @@ static const struct row rows[] = {
      .calls = 10,
      .returns = 2,
      .ambiguous = 1},
+    {"Go: a signal right after gogo's jump preempts the goroutine it was starting",
+     {{"gc", 0, 0},
+      {"gowait", 0, 0},
+      {"runtime.mcall", 0, 0},
+      {"runtime.mcall", 4, 0},
+      {"park_m", 0, 0},
+      {"gogo", 0, 0},
+      {"gogo", 4, 0},
+      {"runtime.sigtramp", 0, 0},
+      {"runtime.sigtramp", 4, 0},
+      {NULL, TRAMP, LI_A7_139},
+      {NULL, TRAMP + 4, ECALL},
+      {"runtime.asyncPreempt", 0, 0},
+      {"runtime.asyncPreempt2", 0, 0},
+      {"runtime.mcall", 0, 0},
+      {"runtime.mcall", 4, 0},
+      {"park_m", 0, 0},
+      {"gogo", 0, 0},
+      {"gogo", 4, 0},
+      {"gowait", 4, 0},
+      {"runtime.mcall", 0, 0},
+      {"runtime.mcall", 4, 0},
+      {"park_m", 0, 0},
+      {"gogo", 0, 0},
+      {"gogo", 4, 0},
+      {"runtime.asyncPreempt2", 4, 0},
+      {"runtime.asyncPreempt", 4, 0},
+      {"gb", 0, 0},
+      {"gb", 4, 0}},
+     NULL,
+     /* gogo's jr retired, its target (gb's entry) did not: the signal came
+      * first, so g0's frames are gone and a lone gogo stands for the
+      * goroutine under the handler and asyncPreempt; parked with it at
+      * asyncPreempt2+4 and resumed after gc's goroutine ran and parked
+      * again, asyncPreempt's jump back shows where gogo was going: gb's
+      * entry, a new goroutine [goexit][gb], not code above park_m */
+     {"gc 1", "gc;gowait 2", "gogo;[trap];[sigreturn] 2", "gogo;[trap];runtime.sigtramp 2",
+      "gogo;runtime.asyncPreempt 2", "gogo;runtime.asyncPreempt;runtime.asyncPreempt2 2",
+      "runtime.goexit.abi0;gb 2", "runtime.mcall 6", "runtime.mcall;park_m 3",
+      "runtime.mcall;park_m;gogo 6"},
+     .go = 1,
+     .calls = 13,
+     .returns = 5,
+     .traps = 1,
+     .trap_returns = 1},
+    {"Go: asyncPreempt's jump back to a return address is the goroutine that returned",
+     {{"gx", 0, 0},
+      {"leaf", 0, 0},
+      {"runtime.sigtramp", 0, 0},
+      {"runtime.sigtramp", 4, 0},
+      {NULL, TRAMP, LI_A7_139},
+      {NULL, TRAMP + 4, ECALL},
+      {"runtime.asyncPreempt", 0, 0},
+      {"runtime.asyncPreempt2", 0, 0},
+      {"runtime.mcall", 0, 0},
+      {"runtime.mcall", 4, 0},
+      {"park_m", 0, 0},
+      {"gogo", 0, 0},
+      {"gogo", 4, 0},
+      {"gx", 0, 0},
+      {"leaf", 0, 0},
+      {"gx", 4, 0},
+      {"runtime.sigtramp", 0, 0},
+      {"runtime.sigtramp", 4, 0},
+      {NULL, TRAMP, LI_A7_139},
+      {NULL, TRAMP + 4, ECALL},
+      {"runtime.asyncPreempt", 0, 0},
+      {"runtime.asyncPreempt2", 0, 0},
+      {"runtime.mcall", 0, 0},
+      {"runtime.mcall", 4, 0},
+      {"park_m", 0, 0},
+      {"gogo", 0, 0},
+      {"gogo", 4, 0},
+      {"runtime.asyncPreempt2", 4, 0},
+      {"runtime.asyncPreempt", 4, 0},
+      {"gx", 4, 0},
+      {"gx", 8, 0}},
+     NULL,
+     /* the first goroutine is preempted right after leaf's ret (leaf stays
+      * under asyncPreempt), the second, started at gx's entry, inside gx
+      * after leaf returned; both wait at asyncPreempt2+4. The jump back to
+      * gx+4, leaf's return address, is the first one's: the second is in gx
+      * too, but a signal right after a return never leaves gx on top */
+     {"gx 3", "gx;leaf 1", "gx;leaf;[trap];[sigreturn] 2", "gx;leaf;[trap];runtime.sigtramp 2",
+      "gx;leaf;runtime.asyncPreempt 2", "gx;leaf;runtime.asyncPreempt;runtime.asyncPreempt2 2",
+      "runtime.goexit.abi0;gx 2", "runtime.goexit.abi0;gx;[trap];[sigreturn] 2",
+      "runtime.goexit.abi0;gx;[trap];runtime.sigtramp 2", "runtime.goexit.abi0;gx;leaf 1",
+      "runtime.goexit.abi0;gx;runtime.asyncPreempt 1",
+      "runtime.goexit.abi0;gx;runtime.asyncPreempt;runtime.asyncPreempt2 1", "runtime.mcall 4",
+      "runtime.mcall;park_m 2", "runtime.mcall;park_m;gogo 4"},
+     .go = 1,
+     .calls = 13,
+     .returns = 7,
+     .traps = 2,
+     .trap_returns = 2},
+    {"Go: a goroutine preempted in newstack resumes another one parked at its pc",
+     {{"gh", 0, 0},
+      {"gg", 0, 0},
+      {"runtime.morestack", 0, 0},
+      {"runtime.newstack", 0, 0},
+      {"gopreempt_m", 0, 0},
+      {"gogo", 0, 0},
+      {"gogo", 4, 0},
+      {"gi", 0, 0},
+      {"gg", 0, 0},
+      {"runtime.morestack", 0, 0},
+      {"runtime.newstack", 0, 0},
+      {"gopreempt_m", 0, 0},
+      {"gogo", 0, 0},
+      {"gogo", 4, 0},
+      {"gg", 4, 0},
+      {"gh", 4, 0}},
+     NULL,
+     /* gh's and gi's goroutines both wait at gg+4, morestack's return
+      * address; gi's gogo comes after the scheduler (gopreempt_m), not
+      * straight from newstack, so gi is parked too and the next pcs (gh+4)
+      * say gh's goroutine resumes, not gi's */
+     {"gh 2", "gh;gg 2", "gh;gg;runtime.morestack 1", "gh;gg;runtime.morestack;runtime.newstack 1",
+      "gh;gg;runtime.morestack;runtime.newstack;gopreempt_m 1",
+      "gh;gg;runtime.morestack;runtime.newstack;gopreempt_m;gogo 2", "runtime.goexit.abi0;gi 1",
+      "runtime.goexit.abi0;gi;gg 1", "runtime.goexit.abi0;gi;gg;runtime.morestack 1",
+      "runtime.goexit.abi0;gi;gg;runtime.morestack;runtime.newstack 1",
+      "runtime.goexit.abi0;gi;gg;runtime.morestack;runtime.newstack;gopreempt_m 1",
+      "runtime.goexit.abi0;gi;gg;runtime.morestack;runtime.newstack;gopreempt_m;gogo 2"},
+     .go = 1,
+     .calls = 11,
+     .returns = 3},
 };
 
 static int cmp_str(const void *a, const void *b)
@@ -704,7 +831,7 @@ static void run_row(void)
 		CHECK(rc == 0);
 	}
 	size_t nw = 0;
-	while (nw < 8 && w->want[nw])
+	while (nw < 16 && w->want[nw])
 		nw++;
 	char got[1024] = "";
 	for (size_t k = 0; k < nl; k++)
