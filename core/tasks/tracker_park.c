@@ -273,7 +273,9 @@ static void park_swap(struct pktracker *p, struct tracker_hart *h, size_t c, uin
 	park_take(&p->park, n);
 	rs->cands[c] = t;
 	begin(x, h, &n->stk, rs->popped);
-	uint64_t ret = n->stk.v[n->stk.n - rs->popped].ret;
+	/* c's frame at the carried one's height: popped >= 1 (the ret out of
+	 * __switch_to) */
+	uint64_t ret = carry ? n->stk.v[n->stk.n - rs->popped].ret : STACK_RET_NONE;
 	stack_truncate(&n->stk, n->stk.n - rs->popped);
 	h->task = n;
 	h->stk = &n->stk;
