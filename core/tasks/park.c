@@ -187,6 +187,28 @@ int park_same_popped(const struct park_resume *rs, const struct task *t)
 	return 1;
 }
 
+int park_returns_to(const struct park_resume *rs, const struct task *t, uint32_t slot,
+		    uint64_t land)
+{
+	const struct stack *s = &t->stk;
+	if (slot >= rs->nref || s->n < rs->nref - slot)
+		return 0;
+	/* ref slot k is t's entry s->n - (nref - k): the tops aligned */
+	for (uint32_t k = slot; k < rs->nref; k++)
+		if (s->v[s->n - (rs->nref - k)].frame != rs->ref[k].frame)
+			return 0;
+	return s->v[s->n - (rs->nref - slot)].ret == land;
+}
+
+void park_narrow(struct park_resume *rs, const struct task *t, uint32_t slot, uint64_t land)
+{
+	size_t keep = 0;
+	for (size_t c = 0; c < rs->ncands; c++)
+		if (rs->cands[c] == t || park_returns_to(rs, rs->cands[c], slot, land))
+			rs->cands[keep++] = rs->cands[c];
+	rs->ncands = keep;
+}
+
 static int on_stack(const struct stack *s, uint32_t frame)
 {
 	if (frame == FRAME_NONE)

@@ -154,6 +154,18 @@ void park_restore(const struct park_resume *rs, struct stack *s);
 /* 1 if t's top rs->popped frames are those popped from the running task. */
 int park_same_popped(const struct park_resume *rs, const struct task *t);
 
+/* 1 if t may be the task whose frame at ref slot `slot` (rs->ref[slot], or
+ * a function a tail call put in its place with its return address) just
+ * returned to land: t's stack, aligned with rs->ref at the top, has ref's
+ * frames from slot up, and its frame at slot returns to land. */
+int park_returns_to(const struct park_resume *rs, const struct task *t, uint32_t slot,
+		    uint64_t land);
+
+/* The running task t's frame at ref slot `slot` returned where it should,
+ * to land: the candidates that would not have gone there drop out (a swap
+ * must fit every return seen since the resume). */
+void park_narrow(struct park_resume *rs, const struct task *t, uint32_t slot, uint64_t land);
+
 /* t resumes (or is swapped in) among rs's candidates. Those whose stacks
  * are the same as t's above the process frame (frames, return addresses,
  * markers; the same user code and exec state) are look-alikes: no pc the

@@ -248,8 +248,10 @@ static int parked(const struct park *pk, const struct task *t)
 }
 
 /* The provisional resume was wrong: the hart runs candidate c instead; the
- * task it ran goes back to where it was parked. */
-static void park_swap(struct pktracker *p, struct tracker_hart *h, size_t c)
+ * task it ran goes back to where it was parked. carry: 1 when the running
+ * task's top frame is one a tail call put in place of a parked frame (it
+ * moves over, returning where c's frame there does), else 0. */
+static void park_swap(struct pktracker *p, struct tracker_hart *h, size_t c, uint32_t carry)
 {
 	struct tracker_run *r = p->base.run;
 	struct pkhart *x = ph(p, h);
@@ -257,6 +259,7 @@ static void park_swap(struct pktracker *p, struct tracker_hart *h, size_t c)
 	struct task *t = h->task, *n = rs->cands[c];
 	OOB_DEBUG("park: hart %u: not " TASK_FMT " but " TASK_FMT " resumed", h->id, TASK_ARGS(t),
 		  TASK_ARGS(n));
+	struct stack_entry top = *stack_top(&t->stk);
 	r->svc->close_all(r, h);
 	/* what the kernel did for signals in this stay, it did for the task
 	 * that runs (recon_signal_xret reads it at the return to user) */
@@ -270,26 +273,42 @@ static void park_swap(struct pktracker *p, struct tracker_hart *h, size_t c)
 	park_take(&p->park, n);
 	rs->cands[c] = t;
 	begin(x, h, &n->stk, rs->popped);
+	/* c's frame at the carried one's height: popped >= 1 (the ret out of
+	 * __switch_to) */
+	uint64_t ret = carry ? n->stk.v[n->stk.n - rs->popped].ret : STACK_RET_NONE;
 	stack_truncate(&n->stk, n->stk.n - rs->popped);
 	h->task = n;
 	h->stk = &n->stk;
 	r->svc->open_all(r, h);
+	if (carry) /* its call was counted when the wrong task made it */
+		r->svc->push(r, h, top.frame, ret, top.marker, 0);
 }
 
 /* A return pops a frame the resumed task had when parked: if it does not
- * return where that frame would, and another candidate's would, swap. */
+ * return where that frame would, and another candidate's would, swap; if it
+ * does, the candidates whose frame would not drop out. A tail call out of a
+ * parked frame (schedule() ends in one to wq_worker_running on a workqueue
+ * worker) leaves its return address to the function it jumps to: that
+ * function's return is the parked frame's (recon_replace_top pops the frame
+ * and pushes the new one at the same height, with the same address). */
 static void park_recheck(struct pktracker *p, struct tracker_hart *h, uint64_t land)
 {
 	struct pkhart *x = ph(p, h);
 	struct park_resume *rs = &x->res;
 	sync_popped(x, h);
-	if (h->stk->n != rs->nref - rs->popped || stack_top(h->stk)->ret == land)
+	const struct stack_entry *top = stack_top(h->stk);
+	uint32_t n = h->stk->n, low = rs->nref - rs->popped;
+	int tail = n == low + 1 && n <= rs->nref && top->ret == rs->ref[n - 1].ret;
+	if (n != low && !tail)
 		return;
+	if (top->ret == land) {
+		park_narrow(rs, h->task, n - 1, land);
+		return;
+	}
 	for (size_t c = 0; c < rs->ncands; c++) {
 		const struct task *t = rs->cands[c];
-		if (parked(&p->park, t) && park_same_popped(rs, t) &&
-		    t->stk.v[t->stk.n - 1 - rs->popped].ret == land) {
-			park_swap(p, h, c);
+		if (parked(&p->park, t) && park_returns_to(rs, t, n - 1, land)) {
+			park_swap(p, h, c, (uint32_t)tail);
 			p->base.run->st.switch_undos++;
 			return;
 		}
@@ -470,7 +489,7 @@ static struct code_block *park_user(struct tracker *tr, struct tracker_hart *h,
 		}
 	}
 	if (best != SIZE_MAX) { /* the one the landing fits best */
-		park_swap(p, h, best);
+		park_swap(p, h, best, 0);
 		r->st.switch_user_fixes++;
 	} else if (rs->active && fit == FIT_NO) {
 		/* no task parked here fits: the guess stands, and says so */

@@ -11,10 +11,10 @@
 # reported as a SKIP with its figures, not hidden: a resume guessed wrong
 # that no return undid before the task parked again, which shows where the
 # task returns to user space and no candidate's stack fits (switch_misfits:
-# 0, 12, 7, 3, 10, 0 on six regenerations), or as kthreadd's pid lost to
-# look-alikes (1 of 8 regenerations: a switch 99 records before the end of
-# a 4096-record batch, where the guess sees no further). Migration and the
-# share of resumes undone passed on all six and are real checks.
+# 0, 12, 7, 3, 10, 0 on six regenerations). Migration, the share of
+# resumes undone and kthreadd's pid passed on all and are real checks
+# (kthreadd's pid was lost to look-alikes on 1 of 8 regenerations before
+# a tail callee's return could undo a guess: RECONSTRUCTION.md 7.1).
 #
 # Ground truth, none of it from oobprof:
 #  - what the guest printed (console.log): init's children, their pids, what
@@ -399,10 +399,10 @@ for v in ("sv57", "sv39", "smp2"):
           "the kernel threads", not bad, "; ".join(bad) if bad else
           "%d processes; pid 1 init, pid 2 kthreadd with %d kernel threads (%d pids unknown)" %
           (len(procs), len(kthreads), sum(p["pid"] < 0 for p in kthreads)))
-    known_gap(v, "process tree: kthreadd keeps pid 2", not kd_lost,
-              "kthreadd's pid and parent unknown (%s look-alike resumes, %s undone)" %
-              (stats.get("switch_lookalikes", "?").strip(), stats.get("switch_undos", "?").strip())
-              if kd_lost else "pid 2")
+    check(v, "process tree: kthreadd keeps pid 2", not kd_lost,
+          "kthreadd's pid and parent unknown (%s look-alike resumes, %s undone)" %
+          (stats.get("switch_lookalikes", "?").strip(), stats.get("switch_undos", "?").strip())
+          if kd_lost else "pid 2")
     bad = []
     kids = [p for p in procs if p["ppid"] == 1]
     ran = sorted(os.path.basename(p["exec"][0]["path"]) if p["exec"] else "spin" for p in kids)

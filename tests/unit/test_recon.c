@@ -49,6 +49,8 @@ struct row {
 	    trap_returns, switch_new_tasks, switch_resumes, longjmps, ambiguous, eh_landings,
 	    sp_landings;
 	uint64_t switches; /* the profile's count of context switches */
+	uint64_t undos;	   /* switch_undos */
+	uint32_t split;	   /* a second batch begins at this record, 0: one batch */
 };
 
 static const struct row rows[] = {
@@ -532,6 +534,88 @@ static const struct row rows[] = {
      .switch_new_tasks = 1,
      .switch_resumes = 1,
      .switches = 2},
+    {
+	"a guessed resume, pcs only: the next pcs pick the task",
+	{{"kthreadd", 0, 0},
+	 {"schedule", 0, 0},
+	 {"__switch_to", 0, 0},
+	 {"__switch_to", 4, 0},
+	 {"ret_from_kernel_thread", 0, 0},
+	 {"worker_thread", 0, 0},
+	 {"schedule", 0, 0},
+	 {"__switch_to", 0, 0},
+	 {"__switch_to", 4, 0},
+	 {"ret_from_fork", 0, 0},
+	 {"ret_from_fork", 4, 0},
+	 {"__switch_to", 0, 0},
+	 {"__switch_to", 4, 0},
+	 {"schedule", 4, 0},
+	 {"wq_worker_running", 0, 0},
+	 {"worker_thread", 4, 0},
+	 {"worker_thread", 8, 0}},
+	NULL,
+	/* kthreadd (task 0) and worker_thread (task 1) both sleep in schedule
+	 * at __switch_to+4; task 2 switches back: the pcs after the switch
+	 * (worker_thread+4) say task 1 resumes */
+	{"? [task 0];kthreadd 1", "? [task 0];kthreadd;schedule 1",
+	 "? [task 0];kthreadd;schedule;__switch_to 2", "? [task 2];ret_from_fork 2",
+	 "? [task 2];ret_from_fork;__switch_to 2",
+	 "worker_thread [task 1];ret_from_kernel_thread 1",
+	 "worker_thread [task 1];worker_thread 3",
+	 "worker_thread [task 1];worker_thread;schedule 2",
+	 "worker_thread [task 1];worker_thread;schedule;__switch_to 2",
+	 "worker_thread [task 1];worker_thread;wq_worker_running 1"},
+	.kernel = 1,
+	.pconly = 1,
+	.calls = 5,
+	.returns = 4,
+	.tail_calls = 2,
+	.switch_new_tasks = 2,
+	.switch_resumes = 1,
+	.switches = 3,
+    },
+    {"a guessed resume at a batch end, undone by a tail call's return",
+     {{"kthreadd", 0, 0},
+      {"schedule", 0, 0},
+      {"__switch_to", 0, 0},
+      {"__switch_to", 4, 0},
+      {"ret_from_kernel_thread", 0, 0},
+      {"worker_thread", 0, 0},
+      {"schedule", 0, 0},
+      {"__switch_to", 0, 0},
+      {"__switch_to", 4, 0},
+      {"ret_from_fork", 0, 0},
+      {"ret_from_fork", 4, 0},
+      {"__switch_to", 0, 0},
+      {"__switch_to", 4, 0},
+      {"schedule", 4, 0},
+      {"wq_worker_running", 0, 0},
+      {"worker_thread", 4, 0},
+      {"worker_thread", 8, 0}},
+     NULL,
+     /* the same records, the switch the last record of its batch: the guess
+      * sees no pc and takes task 0; schedule's tail call to
+      * wq_worker_running inherits the return address of schedule's parked
+      * frame, and its return to worker_thread+4 swaps task 1 in (the
+      * carried wq_worker_running frame returns at once). The two records
+      * run before the swap (schedule+4, wq_worker_running) stay with task
+      * 0, where they were charged */
+     {"? [task 0];kthreadd 1", "? [task 0];kthreadd;schedule 2",
+      "? [task 0];kthreadd;schedule;__switch_to 2", "? [task 0];kthreadd;wq_worker_running 1",
+      "? [task 2];ret_from_fork 2", "? [task 2];ret_from_fork;__switch_to 2",
+      "worker_thread [task 1];ret_from_kernel_thread 1", "worker_thread [task 1];worker_thread 3",
+      "worker_thread [task 1];worker_thread;schedule 1",
+      "worker_thread [task 1];worker_thread;schedule;__switch_to 2"},
+     .kernel = 1,
+     .pconly = 1,
+     .calls = 5,
+     .returns = 4,
+     .tail_calls = 2,
+     .switch_new_tasks = 2,
+     .switch_resumes = 1,
+     .switches = 3,
+     .undos = 1,
+     .split = 14},
     {"context switches derived from tp writes",
      {{"kmain", 0, 0}, {"__switch_to", 0, 0}, {"__switch_to", 4, 0}, {"kmain", 4, 0}},
      NULL,
@@ -813,9 +897,23 @@ static void run_row(void)
 	}
 	unsigned fields = (w->pconly ? 0 : TRACE_F_INSN) | (nx ? TRACE_F_REGS : 0);
 	CHECK_EQ(recon_start(r, fields, "test", &err), 0);
+	/* split: the records from w->split on come in a second batch */
+	uint32_t n1 = w->split ? w->split : n, nx1 = 0;
+	while (nx1 < nx && x[nx1].idx < n1)
+		nx1++;
+	for (uint32_t k = nx1; k < nx; k++)
+		x[k].idx -= n1;
 	struct trace_batch b = {
-	    .n = n, .pc = pc, .insn = w->pconly ? NULL : insn, .x = x, .nx = nx};
+	    .n = n1, .pc = pc, .insn = w->pconly ? NULL : insn, .x = x, .nx = nx1};
 	CHECK_EQ(recon_feed(r, &b), 0);
+	if (n1 < n) {
+		struct trace_batch b2 = {.n = n - n1,
+					 .pc = pc + n1,
+					 .insn = w->pconly ? NULL : insn + n1,
+					 .x = x + nx1,
+					 .nx = nx - nx1};
+		CHECK_EQ(recon_feed(r, &b2), 0);
+	}
 	struct profile *p = NULL;
 	CHECK_EQ(recon_finish(r, &p), 0);
 	recon_free(r);
@@ -860,6 +958,7 @@ static void run_row(void)
 	CHECK_EQ(s.eh_landings, w->eh_landings);
 	CHECK_EQ(s.sp_landings, w->sp_landings);
 	CHECK_EQ(switches, w->switches);
+	CHECK_EQ(s.switch_undos, w->undos);
 }
 
 /* The seam refuses what it cannot do, with a message. */
