@@ -207,7 +207,8 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	/* A return into the exception entry code: the handler's caller is the
 	 * trap, the pt_regs at this frame's sp (sampler_trap.h). The entry
-	 * code jumped to the handler: it is no frame of the exact stack. */
+	 * code is a frame of the exact stack only where it called the handler
+	 * (syscalls); elsewhere it jumped to it. */
 	if (!activation && u->trap.regs_size && pc - 1 >= u->trap.entry_lo &&
 	    pc - 1 < u->trap.entry_hi) {
 		if (called_from(u, pc) && !push(u, pc - 1))

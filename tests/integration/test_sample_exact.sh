@@ -33,8 +33,9 @@
 #   the sampler does not see. Two walks end where the trace shows a jump:
 #   _start_kernel tail-calls start_kernel (the walk's last frame is a stale
 #   ra), and ret_from_kernel_thread (inside its symbol) calls a kernel
-#   thread's function where the trace starts the thread's stack: those last
-#   frames are dropped. Right after a context switch the trace may not yet
+#   thread's function where the trace starts the thread's stack; a walk
+#   whose join fails ends at the entry code (named handle_exception) where
+#   the trace shows a jump to the handler: those last frames are dropped. Right after a context switch the trace may not yet
 #   know which parked task was resumed (RECONSTRUCTION.md 6, switch_undos):
 #   a walk equal to the exact stack through __schedule and different below
 #   is counted as that, at most 2 % of the samples.

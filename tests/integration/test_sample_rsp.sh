@@ -297,8 +297,8 @@ PY
 # and of the user programs; every stack whose pc is outside the firmware
 # (no ELF), up to its innermost trap marker (test_sample_exact.sh compares
 # the segments past it), must be the innermost part of a stack of the traced boot (the
-# same execution: -icount), once the names are made alike (the
-# reconstruction adds " (file)" to names several functions share) and the
+# same execution: -icount), once the names are made alike (both sides add
+# " (file)" to names several functions share, taken off here) and the
 # outermost entry frames the trace shows otherwise are dropped
 # (handle_exception: the trace shows "[trap]"; _start_kernel: entered by a
 # jump from the firmware), and a signal handler is compared from itself up
@@ -349,7 +349,7 @@ bad = []
 for l in open(fold_f):
     s, n = l.rsplit(" ", 1)
     n = int(n)
-    fr = [f for f in s.split(";") if f not in ("[walk failed]", "[walk truncated]")]
+    fr = [norm(f) for f in s.split(";") if f not in ("[walk failed]", "[walk truncated]")]
     # the innermost segment: the joins across traps are checked whole by
     # test_sample_exact.sh, sample by sample
     marks = [i for i, f in enumerate(fr) if f.startswith("[")]
