@@ -216,7 +216,7 @@ static void name_function(struct profile *p, struct profile_frame *pf, const str
 /* Distinct functions that print alike (static functions of the same name in
  * two files, one name in two binaries) get the file, binary or address added,
  * so that stacks never merge frames that are not the same function. */
-static void disambiguate(struct profile *p)
+void profile_disambiguate(struct profile *p)
 {
 	struct oob_map seen;
 	oob_map_init(&seen, p->nframes * 2);
@@ -269,7 +269,7 @@ static void build_frames(struct profile *p, const struct frame_table *ft,
 		if (pf->binary)
 			pf->binary = oob_arena_strdup(p->arena, pf->binary);
 	}
-	disambiguate(p);
+	profile_disambiguate(p);
 }
 
 static void build_nodes(struct profile *p, const struct cct *c)

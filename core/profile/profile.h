@@ -201,6 +201,11 @@ struct profile *profile_new(const struct profile_node *nodes, size_t nnodes,
 			    const struct profile_frame *frames, size_t nframes,
 			    const struct profile_stats *st, struct oob_err *err);
 void profile_free(struct profile *p);
+/* Names distinct function frames that print alike as a reconstruction does
+ * ("spin (signals.c)", else the binary, else "name@0x<entry>"). For a
+ * profile built by profile_new from frames that may share names (sampled
+ * stacks); run once: names it made unique stay so. */
+void profile_disambiguate(struct profile *p);
 
 size_t profile_nnodes(const struct profile *p);
 const struct profile_node *profile_node(const struct profile *p, uint32_t id);

@@ -65,6 +65,7 @@ void sample_builder_destroy(struct sample_builder *b)
 	free(b->bins);
 	free(b->fbin);
 	free(b->faddr);
+	free(b->ffile);
 	free(b->stk);
 }
 
@@ -74,33 +75,44 @@ static void push(struct sample_builder *b, uint32_t frame)
 	b->stk[b->n++] = frame;
 }
 
-/* The frame (kind, name[0..len)), with its binary and entry if new. */
+/* Separates a symbolized frame's name from its entry in the interning key:
+ * two functions of one name (static ones of two programs) stay two frames,
+ * named apart at the end (profile_disambiguate). */
+#define KEY_SEP '\x01'
+
+/* The frame (kind, name[0..len)), with its binary, entry and file if new;
+ * one per entry when bin is given. */
 static uint32_t intern(struct sample_builder *b, unsigned kind, const char *name, size_t len,
-		       const char *bin, uint64_t entry)
+		       const char *bin, uint64_t entry, const char *file)
 {
 	char tmp[512];
-	if (len >= sizeof(tmp))
-		len = sizeof(tmp) - 1;
+	if (len >= sizeof(tmp) - 24)
+		len = sizeof(tmp) - 25;
 	memcpy(tmp, name, len);
 	tmp[len] = 0;
+	if (bin)
+		snprintf(tmp + len, sizeof(tmp) - len, "%c%" PRIx64, KEY_SEP, entry);
 	uint32_t id = frame_named(&b->ft, kind, tmp);
 	if (id >= b->fcap) {
-		size_t old = b->fcap, cap2 = b->fcap;
+		size_t old = b->fcap, cap2 = b->fcap, cap3 = b->fcap;
 		oob_xgrow((void **)&b->fbin, &b->fcap, id + 1, sizeof(*b->fbin));
 		oob_xgrow((void **)&b->faddr, &cap2, id + 1, sizeof(*b->faddr));
+		oob_xgrow((void **)&b->ffile, &cap3, id + 1, sizeof(*b->ffile));
 		memset(b->fbin + old, 0, (b->fcap - old) * sizeof(*b->fbin));
 		memset(b->faddr + old, 0, (b->fcap - old) * sizeof(*b->faddr));
+		memset(b->ffile + old, 0, (b->fcap - old) * sizeof(*b->ffile));
 	}
 	if (!b->fbin[id] && bin) {
 		b->fbin[id] = bin;
 		b->faddr[id] = entry;
+		b->ffile[id] = file;
 	}
 	return id;
 }
 
 void sample_push_name(struct sample_builder *b, const char *name, size_t len, unsigned kind)
 {
-	push(b, intern(b, kind, name, len, NULL, 0));
+	push(b, intern(b, kind, name, len, NULL, 0, NULL));
 }
 
 /* The given ELF whose basename is the DSO's, or NULL. */
@@ -143,16 +155,16 @@ void sample_push_addr(struct sample_builder *b, uint64_t addr, const char *name,
 	}
 	if (f) {
 		push(b, intern(b, kind, f->name, strlen(f->name), sym_binary_name(bin),
-			       f->entry + bias));
+			       f->entry + bias, f->file));
 		return;
 	}
 	if (name && nlen) {
-		push(b, intern(b, kind, name, nlen, NULL, 0));
+		push(b, intern(b, kind, name, nlen, NULL, 0, NULL));
 		return;
 	}
 	char hex[24];
 	int k = snprintf(hex, sizeof(hex), "0x%" PRIx64, addr);
-	push(b, intern(b, kind, hex, (size_t)k, NULL, addr));
+	push(b, intern(b, kind, hex, (size_t)k, NULL, addr, NULL));
 }
 
 void sample_end(struct sample_builder *b, uint64_t weight, enum sample_status s)
@@ -187,17 +199,31 @@ struct profile *sample_builder_finish(struct sample_builder *b, const char *fmt,
 		    .self_insns = c->insns,
 		};
 	}
+	char **names = oob_xcalloc(nf + 1, sizeof(*names));
 	for (size_t i = 0; i < nf; i++) {
 		const struct frame *f = frame_get(&b->ft, (uint32_t)i);
+		const char *sep = strchr(f->name, KEY_SEP);
+		if (sep) {
+			size_t len = (size_t)(sep - f->name);
+			names[i] = oob_xmalloc(len + 1);
+			memcpy(names[i], f->name, len);
+			names[i][len] = 0;
+		}
 		frames[i] = (struct profile_frame){
-		    .name = f->name,
+		    .name = sep ? names[i] : f->name,
 		    .kind = f->kind,
 		    .binary = i < b->fcap ? b->fbin[i] : NULL,
+		    .file = i < b->fcap ? b->ffile[i] : NULL,
 		    .addr = i < b->fcap ? b->faddr[i] : 0,
 		};
 	}
 	b->st.format = fmt;
 	struct profile *p = profile_new(nodes, nn, frames, nf, &b->st, err);
+	if (p)
+		profile_disambiguate(p);
+	for (size_t i = 0; i < nf; i++)
+		free(names[i]);
+	free(names);
 	free(nodes);
 	free(frames);
 	return p;

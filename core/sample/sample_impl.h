@@ -19,8 +19,9 @@ enum sample_status { SAMPLE_OK = 0, SAMPLE_FAILED, SAMPLE_TRUNCATED };
 struct sample_builder {
 	struct frame_table ft;
 	struct cct cct;
-	const char **fbin; /* per frame: binary basename or NULL (borrowed) */
-	uint64_t *faddr;   /* per frame: entry address or 0 */
+	const char **fbin;  /* per frame: binary basename or NULL (borrowed) */
+	uint64_t *faddr;    /* per frame: entry address or 0 */
+	const char **ffile; /* per frame: declaring source file or NULL (borrowed) */
 	size_t fcap;
 	struct sym_space *space;
 	struct sym_binary **bins;

@@ -70,6 +70,12 @@ int sample_read_uniprof(struct sample_builder *b, const char *buf, size_t n, str
 		len = trim_end(l, len);
 		size_t i = 2;
 		uint64_t a;
+		/* oobprof sample's join of a kernel stack with the context its
+		 * trap interrupted: a marker frame, as the exact profile has */
+		if (pending && len > 9 && !memcmp(l, "# trap [", 8) && l[len - 1] == ']') {
+			sample_push_name(b, l + 7, len - 7, PROFILE_FRAME_MARKER);
+			continue;
+		}
 		if (!len || l[0] == '#')
 			continue;
 		if (len == 1 && (l[0] == '1' || l[0] == '0')) {

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "sample/rsp.h"
+#include "sample/sampler_trap.h"
 #include "util/oob_mem.h"
 
 #define TARGET_SIGINT 2 /* the stub's signal numbers are GDB's (Linux's here) */
@@ -147,8 +148,15 @@ static int take(struct run *x, struct oob_err *err)
 	int ok = sampler_unwind_stack(x->u, regs, x->pcs, &n, err);
 	if (ok < 0)
 		return ok;
-	for (size_t i = 0; i < n; i++)
+	const struct sampler_join *j;
+	size_t nj = sampler_unwind_joins(x->u, &j), k = 0;
+	for (size_t i = 0; i < n; i++) {
+		for (; k < nj && j[k].at == i; k++)
+			fprintf(x->out, "# trap %s\n", sampler_trap_name(j[k].cause));
 		fprintf(x->out, "0x%" PRIx64 "\n", x->pcs[i]);
+	}
+	for (; k < nj; k++)
+		fprintf(x->out, "# trap %s\n", sampler_trap_name(j[k].cause));
 	fprintf(x->out, "%d\n\n", ok);
 	x->st->samples++;
 	x->st->failed += !ok;
@@ -221,6 +229,8 @@ int sampler_run(const struct sampler_opts *o, FILE *out, struct sampler_stats *s
 		x.pcs = oob_xmalloc(depth * sizeof(*x.pcs));
 		fprintf(out, "# oobprof sample: %s at %g Hz, unwound by %s\n", o->target, o->hz,
 			o->unwind == SAMPLER_UNWIND_CFI ? "CFI" : "frame pointers");
+		if (sampler_unwind_trap_note(x.u))
+			fprintf(out, "# %s\n", sampler_unwind_trap_note(x.u));
 		rc = loop(&x, err);
 	}
 	if (x.u) {

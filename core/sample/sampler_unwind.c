@@ -5,9 +5,11 @@
 #include "sample/sampler_unwind.h"
 
 #include <elfutils/libdwfl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sample/sampler_trap.h"
 #include "util/oob_mem.h"
 
 /* Cached memory: aligned blocks, dropped at every stop. A frame-pointer
@@ -16,6 +18,8 @@
 #define NBLOCKS 64
 /* How far above sp a frame pointer may point: the largest stack we expect. */
 #define STACK_WINDOW (64u << 20)
+/* Stack segments of one sample: traps nest (an interrupt in a syscall ...). */
+#define MAX_SEGMENTS 8
 
 struct block {
 	uint64_t addr;
@@ -30,12 +34,17 @@ struct sampler_unwind {
 	size_t nblocks;
 	struct sampler_unwind_stats st;
 	Dwfl *dwfl;
+	struct sampler_trap_layout trap; /* trap.regs_size 0: traps not joined */
+	char trap_note[512];		 /* why not, when a kernel was given */
 	/* this walk */
 	const uint64_t *regs;
 	uint64_t *pcs;
 	size_t n;
 	int stub_failed;
 	struct oob_err *err;
+	uint64_t trap_frame; /* != 0: the segment ended at this pt_regs */
+	struct sampler_join joins[MAX_SEGMENTS];
+	size_t njoins;
 };
 
 /* The 8-byte word at addr (aligned by the caller); -1 when unreadable, a
@@ -164,29 +173,143 @@ static const Dwfl_Thread_Callbacks thread_cbs = {
     .set_initial_registers = set_initial_registers,
 };
 
+static int word_at(struct sampler_unwind *u, uint64_t addr, uint64_t *v)
+{
+	return (addr & 7) ? -1 : read_word(u, addr, v);
+}
+
+/* Whether the instruction before ret is a call (jal/jalr, c.jalr with ra
+ * as the link): the syscall path calls its handler, the others jump to it
+ * with ra set beforehand; the exact stack has the entry frame only for a
+ * call. */
+static int called_from(struct sampler_unwind *u, uint64_t ret)
+{
+	uint64_t base = (ret - 4) & ~(uint64_t)7, w[2];
+	uint8_t b[16];
+	if (word_at(u, base, &w[0]) < 0 || word_at(u, base + 8, &w[1]) < 0)
+		return 0;
+	memcpy(b, w, sizeof(b)); /* RISC-V and the stub's m packets: little-endian */
+	size_t at = (size_t)(ret - 4 - base);
+	uint32_t insn = (uint32_t)b[at] | (uint32_t)b[at + 1] << 8 | (uint32_t)b[at + 2] << 16 |
+			(uint32_t)b[at + 3] << 24;
+	uint16_t c = (uint16_t)(insn >> 16);
+	unsigned op = insn & 0x7f, rd = (insn >> 7) & 0x1f;
+	return ((op == 0x67 || op == 0x6f) && rd == 1) || ((c & 0xf07f) == 0x9002 && (c & 0xf80));
+}
+
 static int frame_cb(Dwfl_Frame *state, void *arg)
 {
 	struct sampler_unwind *u = arg;
 	Dwarf_Addr pc;
+	Dwarf_Word sp;
 	bool activation;
 	if (!dwfl_frame_pc(state, &pc, &activation))
 		return DWARF_CB_ABORT;
+	/* A return into the exception entry code: the handler's caller is the
+	 * trap, the pt_regs at this frame's sp (sampler_trap.h). The entry
+	 * code is a frame of the exact stack only where it called the handler
+	 * (syscalls); elsewhere it jumped to it. */
+	if (!activation && u->trap.regs_size && pc - 1 >= u->trap.entry_lo &&
+	    pc - 1 < u->trap.entry_hi) {
+		if (called_from(u, pc) && !push(u, pc - 1))
+			return DWARF_CB_ABORT;
+		if (dwfl_frame_reg(state, 2, &sp) == 0)
+			u->trap_frame = sp;
+		return DWARF_CB_ABORT;
+	}
 	return push(u, activation ? pc : pc - 1) ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+/* The registers the trap at u->trap_frame interrupted, into regs: 1 when
+ * they are plausible, 2 when no trap saved them (the walk is complete), 0
+ * when not plausible (the walk failed), < 0 the stub failed. */
+static int join(struct sampler_unwind *u, uint64_t regs[SAMPLER_NREGS])
+{
+	const struct sampler_trap_layout *l = &u->trap;
+	uint64_t pt = u->trap_frame, status, cause, epc, ra, sp, s0;
+	uint64_t top = (pt | (l->thread_size - 1)) + 1;
+	int rc;
+	if (!pt || pt + l->regs_size > top)
+		return 0;
+	if ((rc = word_at(u, pt + l->off_status, &status)) < 0 ||
+	    (rc = word_at(u, pt + l->off_cause, &cause)) < 0 ||
+	    (rc = word_at(u, pt + l->off_epc, &epc)) < 0 ||
+	    (rc = word_at(u, pt + l->off_ra, &ra)) < 0 ||
+	    (rc = word_at(u, pt + l->off_sp, &sp)) < 0 ||
+	    (rc = word_at(u, pt + l->off_s0, &s0)) < 0)
+		return u->stub_failed ? rc : 0;
+	int from_user = !(status & SAMPLER_SR_SPP);
+	/* A kernel thread's function returns to ret_from_exception too, over
+	 * the pt_regs copy_thread made (epc 0), or that kernel_execve filled
+	 * for the first user program: scause 0, instruction address
+	 * misaligned, which no trap has with the C extension. Its start, the
+	 * outermost frame. */
+	if ((!from_user && !epc) || (from_user && !cause))
+		return 2;
+	/* From user mode: task_pt_regs(), the top of the kernel stack (pt_regs
+	 * rounded up to the 16-byte stack alignment); from S-mode: pushed on
+	 * the same stack, below the interrupted frames. */
+	if (from_user ? pt + ((l->regs_size + 15) & ~(uint64_t)15) != top || (epc >> 63)
+		      : sp <= pt || sp > top || !(epc >> 63))
+		return 0;
+	/* handle_syscall advances epc past the ecall before the syscall runs;
+	 * the user frame is at the ecall. Signal delivery sets cause to -1 to
+	 * keep a syscall from restarting twice: still the syscall's trap. */
+	if (from_user && cause == SAMPLER_EXC_SYSCALL)
+		epc -= 4;
+	else if (from_user && cause == UINT64_MAX)
+		cause = SAMPLER_EXC_SYSCALL;
+	memset(regs, 0, SAMPLER_NREGS * sizeof(*regs));
+	regs[SAMPLER_PC] = epc;
+	regs[1] = ra;
+	regs[2] = sp;
+	regs[8] = s0;
+	u->joins[u->njoins++] = (struct sampler_join){.at = u->n, .cause = cause};
+	return 1;
 }
 
 static int walk_cfi(struct sampler_unwind *u)
 {
-	int rc = dwfl_getthread_frames(u->dwfl, 1, frame_cb, u);
-	if (u->stub_failed)
-		return u->err ? u->err->code : -EIO;
-	/* 0: the outermost frame's CFI ends the chain (_start: ra undefined). */
-	return rc == 0 && u->n < u->max_depth;
+	uint64_t regs[MAX_SEGMENTS][SAMPLER_NREGS];
+	for (size_t seg = 0;; seg++) {
+		u->trap_frame = 0;
+		int rc = dwfl_getthread_frames(u->dwfl, 1, frame_cb, u);
+		if (u->stub_failed)
+			return u->err ? u->err->code : -EIO;
+		if (!u->trap_frame || u->n >= u->max_depth)
+			/* 0: the outermost frame's CFI ends the chain (_start:
+			 * ra undefined). */
+			return rc == 0 && u->n < u->max_depth;
+		if (seg + 1 == MAX_SEGMENTS || (rc = join(u, regs[seg])) <= 0)
+			return rc;
+		if (rc == 2)
+			return 1;
+		u->regs = regs[seg];
+	}
 }
 
 static const Dwfl_Callbacks dwfl_cbs = {
     .find_elf = dwfl_build_id_find_elf,
     .find_debuginfo = dwfl_standard_find_debuginfo,
 };
+
+/* The kernel (a module in the upper half): its trap layout, when it has
+ * one; without, kernel stacks end at their trap as before. */
+static int find_kernel(Dwfl_Module *m, void **userdata, const char *name, Dwarf_Addr start,
+		       void *arg)
+{
+	(void)userdata;
+	(void)name;
+	struct sampler_unwind *u = arg;
+	struct oob_err e = {0};
+	if (!(start >> 63))
+		return DWARF_CB_OK;
+	if (sampler_trap_layout_read(m, &u->trap, &e) < 0) {
+		memset(&u->trap, 0, sizeof(u->trap));
+		snprintf(u->trap_note, sizeof(u->trap_note), "%s", e.msg);
+	}
+	return DWARF_CB_ABORT;
+}
 
 static int cfi_init(struct sampler_unwind *u, const struct sample_elf *elfs, size_t nelfs,
 		    struct oob_err *err)
@@ -204,6 +327,7 @@ static int cfi_init(struct sampler_unwind *u, const struct sample_elf *elfs, siz
 			return oob_err_set(err, -EINVAL, "%s: %s", elfs[i].path, dwfl_errmsg(-1));
 	}
 	dwfl_report_end(u->dwfl, NULL, NULL);
+	dwfl_getmodules(u->dwfl, find_kernel, u, 0);
 	if (!dwfl_attach_state(u->dwfl, NULL, 1, &thread_cbs, u))
 		return oob_err_set(err, -ENOTSUP, "libdw cannot unwind this target: %s",
 				   dwfl_errmsg(-1));
@@ -245,6 +369,7 @@ int sampler_unwind_stack(struct sampler_unwind *u, const uint64_t regs[SAMPLER_N
 	u->n = 0;
 	u->stub_failed = 0;
 	u->err = err;
+	u->njoins = 0;
 	int rc = u->mode == SAMPLER_UNWIND_CFI ? walk_cfi(u) : walk_fp(u);
 	*n = u->n;
 	return rc;
@@ -253,4 +378,15 @@ int sampler_unwind_stack(struct sampler_unwind *u, const uint64_t regs[SAMPLER_N
 void sampler_unwind_get_stats(const struct sampler_unwind *u, struct sampler_unwind_stats *st)
 {
 	*st = u->st;
+}
+
+size_t sampler_unwind_joins(const struct sampler_unwind *u, const struct sampler_join **joins)
+{
+	*joins = u->joins;
+	return u->njoins;
+}
+
+const char *sampler_unwind_trap_note(const struct sampler_unwind *u)
+{
+	return u->trap_note[0] ? u->trap_note : NULL;
 }

@@ -13,6 +13,12 @@
  * that is misaligned, not above the previous one or out of the stack
  * window, or memory the stub cannot read (failed).
  *
+ * CFI walks continue through traps (sampler_trap.h) when a vmlinux with
+ * DWARF is among the ELFs: a kernel stack that returns into the exception
+ * entry code goes on with the registers its pt_regs saved, the interrupted
+ * kernel code's or the user program's (one stack: kernel frames, the trap,
+ * then the interrupted frames). Frame-pointer walks end at the trap.
+ *
  * Memory is read in aligned blocks, cached until the next stop.
  *
  * Not thread-safe; one per sampled target.
@@ -56,6 +62,21 @@ void sampler_unwind_free(struct sampler_unwind *u);
  * (the connection is then unusable). */
 int sampler_unwind_stack(struct sampler_unwind *u, const uint64_t regs[SAMPLER_NREGS],
 			 uint64_t *pcs, size_t *n, struct oob_err *err);
+
+/* A trap between two segments of the last stack: the frames from pcs[at]
+ * on are those it interrupted; cause its scause. */
+struct sampler_join {
+	size_t at;
+	uint64_t cause;
+};
+
+/* The joins of the last sampler_unwind_stack, outermost last; borrowed
+ * until the next call. Returns their count. */
+size_t sampler_unwind_joins(const struct sampler_unwind *u, const struct sampler_join **joins);
+
+/* Why traps are not joined although a kernel was given (its symbols or
+ * DWARF lack what sampler_trap.h needs), else NULL. Borrowed. */
+const char *sampler_unwind_trap_note(const struct sampler_unwind *u);
 
 void sampler_unwind_get_stats(const struct sampler_unwind *u, struct sampler_unwind_stats *st);
 

@@ -107,6 +107,47 @@ static void perf_names(void)
 	profile_free(p);
 }
 
+/* The path of frame names from the root to the node of the innermost
+ * frame named leaf, outermost first, ';'-separated. */
+static void path_of(const struct profile *p, const char *leaf, char *out, size_t cap)
+{
+	out[0] = 0;
+	for (uint32_t i = 1; i < profile_nnodes(p); i++) {
+		if (strcmp(profile_frame(p, profile_node(p, i)->frame)->name, leaf))
+			continue;
+		const char *names[16];
+		size_t n = 0;
+		for (uint32_t k = i; k && n < 16; k = profile_node(p, k)->parent)
+			names[n++] = profile_frame(p, profile_node(p, k)->frame)->name;
+		while (n--) {
+			strncat(out, names[n], cap - strlen(out) - 1);
+			if (n)
+				strncat(out, ";", cap - strlen(out) - 1);
+		}
+		return;
+	}
+}
+
+/* oobprof sample's "# trap [...]" line joins a kernel stack to the user one
+ * below it: a marker frame between them; before any address, a comment. */
+static void uniprof_trap(void)
+{
+	struct oob_err e = {0};
+	struct profile *p = read_str("# trap [irq: timer]\n0xffffffff80001000\n0xffffffff80002000\n"
+				     "# trap [trap: ecall]\n0x1000\n0x2000\n1\n\n",
+				     &e);
+	char path[256];
+	CHECK(p != NULL);
+	path_of(p, "0xffffffff80001000", path, sizeof(path));
+	CHECK_STR(path, "0x2000;0x1000;[trap: ecall];0xffffffff80002000;0xffffffff80001000");
+	for (size_t i = 0; i < profile_nframes(p); i++)
+		if (!strcmp(profile_frame(p, (uint32_t)i)->name, "[trap: ecall]"))
+			CHECK_EQ(profile_frame(p, (uint32_t)i)->kind, PROFILE_FRAME_MARKER);
+	CHECK_EQ(self_of(p, "[irq: timer]"), 0);
+	CHECK_EQ(profile_stats(p)->samples, 1);
+	profile_free(p);
+}
+
 static void errors(void)
 {
 	static const struct {
@@ -137,6 +178,7 @@ int main(void)
 	RUN(uniprof_counts);
 	RUN(folded_weights);
 	RUN(perf_names);
+	RUN(uniprof_trap);
 	RUN(errors);
 	return OOBTEST_END();
 }
