@@ -549,7 +549,8 @@ int recon_feed(struct recon *r, const struct trace_batch *b)
 	return 0;
 }
 
-uint32_t recon_feed_from(struct recon *r, const struct trace_batch *b, uint32_t s)
+uint32_t recon_feed_from(struct recon *r, const struct trace_batch *b, uint32_t s,
+			 const struct trace_batch *ahead)
 {
 	struct tracker_hart *h = hart_get(r, b->hart);
 	h->cycles = b->cycle != NULL;
@@ -558,6 +559,8 @@ uint32_t recon_feed_from(struct recon *r, const struct trace_batch *b, uint32_t 
 		r->xi = r->spx = 0;
 	if (b->insn)
 		learn_bits(r, h, b, s, b->n);
+	if (ahead)
+		learn_bits(r, h, ahead, 0, ahead->n);
 	uint32_t e = hart_run(r, h, b, s, b->n);
 	if (e < b->n)
 		return e;
