@@ -275,7 +275,7 @@ static uint16_t chunk_hart(const struct recon_chunk *c)
 void recon_chunk_spec(const struct recon *m, struct recon_chunk *c)
 {
 	c->p = UINT64_MAX;
-	struct recon *r = recon_new(m->opts, NULL);
+	struct recon *r = recon_new_lent(m);
 	c->spec = r;
 	if (!r || recon_start(r, m->fields, m->run.st.format, NULL) < 0 || r->trk || r->go ||
 	    r->run.proc.enabled || chunk_empty(c)) {

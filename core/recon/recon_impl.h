@@ -45,6 +45,8 @@ struct recon {
 	unsigned fields; /* what the trace carries (recon_start) */
 	uint64_t seen;	 /* records fed */
 	double t0;	 /* when recon_new began (monotonic seconds) */
+	/* run.bins are another run's (recon_new_lent) */
+	int bins_borrowed;
 	/* Direct-mapped filter in front of code_put: readers hand over the bits of
 	 * every record, but they rarely change, and a compare is cheaper than a
 	 * hash lookup per instruction. */
@@ -186,6 +188,11 @@ uint32_t recon_feed_from(struct recon *r, const struct trace_batch *b, uint32_t 
 struct tracker_hart *recon_hart(struct recon *r, unsigned id);
 /* recon_new with the error code; *out is set even on failure (free it). */
 int recon_open(const struct recon_opts *opts, struct recon **out, struct oob_err *err);
+/* recon_new with m's options on the binaries m opened, borrowed (m outlives
+ * the run; a chunk's speculative run, on another thread: what runs read of
+ * a binary, its function table and image, is read-only), NULL if m lacks
+ * some. Opening CPython's ELF again took 50 ms a chunk. */
+struct recon *recon_new_lent(const struct recon *m);
 
 /* recon_chunk.c: one chunk of a parallel run (RECONSTRUCTION.md 16). */
 struct recon_chunk_code {
