@@ -380,7 +380,9 @@ int main(int argc, char **argv)
 		    {"diff", cli_cmd_diff},	      {"sample", cli_cmd_sample},
 		    {"offcpu", cli_cmd_offcpu},	      {"path", cli_cmd_path},
 		    {"stacks-at", cli_cmd_stacks_at}, {"annotate", cli_cmd_annotate}};
-	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO, .ro.threads = 1, .max_events = 5000000};
+	struct cli c = {.ro.trace.format = TRACE_FMT_AUTO,
+			.ro.threads = RECON_THREADS_AUTO,
+			.max_events = 5000000};
 	if (argc < 2) {
 		cli_usage(stderr, NULL);
 		return 2;

@@ -149,9 +149,9 @@ static const struct opt_row opts[] = {
      "LZ4 input: decompress on N threads (frames that declare their size, as oobprof convert "
      "writes)"},
     {"threads", "N|auto", OPT_THREADS, CLI_RECON,
-     "reconstruct one trace on N threads (default 1; auto: every core for a TracerV binary "
-     "file, raw or LZ4 as oobprof convert writes it, else 1). Meant to give the same result; "
-     "user-mode single-hart traces only, others run sequentially (RECONSTRUCTION.md 16)"},
+     "reconstruct one trace on N threads (default auto: every core for a TracerV binary "
+     "file, raw or LZ4 as oobprof convert writes it, else 1). Same result; user-mode "
+     "single-hart traces only, others run sequentially (RECONSTRUCTION.md 16)"},
     {"max-depth", "N", OPT_MAX_DEPTH, CLI_RECON,
      "keep at most N frames per stack (default 1048576; deeper pushes are dropped, counted "
      "as repairs_depth)"},

@@ -351,17 +351,21 @@ static int place_binary(struct recon *r, const struct sym_binary *b, uint64_t ba
 	return sym_space_add(r->run.syms[cs->id], b, base, err);
 }
 
-static int load_binaries(struct recon *r, struct oob_err *err)
+/* Opens the ELFs and perf maps of the options, or borrows those lender
+ * opened from the same options. */
+static int load_binaries(struct recon *r, const struct recon *lender, struct oob_err *err)
 {
 	const struct recon_opts *o = r->opts;
 	recon_space_new(r, sym_space_new()); /* kernel */
 	recon_space_new(r, sym_space_new()); /* the first user space, even if empty */
 	r->run.bins = oob_xcalloc(o->nelfs + o->nperfmaps + 1, sizeof(*r->run.bins));
+	r->bins_borrowed = lender != NULL;
 	for (size_t k = 0; k < o->nelfs + o->nperfmaps; k++) {
 		int is_elf = k < o->nelfs;
 		const char *path = is_elf ? o->elfs[k].path : o->perfmaps[k - o->nelfs];
-		struct sym_binary *b =
-		    is_elf ? sym_binary_open(path, err) : sym_perfmap_open(path, err);
+		struct sym_binary *b = lender	? lender->run.bins[k]
+				       : is_elf ? sym_binary_open(path, err)
+						: sym_perfmap_open(path, err);
 		if (!b)
 			return err ? err->code : -EINVAL;
 		r->run.bins[r->run.nbins++] = b;
@@ -461,8 +465,8 @@ static double now_seconds(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* recon_new with the error code (recon_impl.h). */
-int recon_open(const struct recon_opts *opts, struct recon **out, struct oob_err *err)
+static int open_run(const struct recon_opts *opts, const struct recon *lender, struct recon **out,
+		    struct oob_err *err)
 {
 	struct recon *r = oob_xcalloc(1, sizeof(*r));
 	int rc;
@@ -481,11 +485,28 @@ int recon_open(const struct recon_opts *opts, struct recon **out, struct oob_err
 	if (opts->pcs)
 		recon_pcs_init(r);
 	proc_init(&r->run.proc, &r->run.frames, NULL, 0, 0, 0);
-	if ((rc = load_binaries(r, err)) < 0)
+	if ((rc = load_binaries(r, lender, err)) < 0)
 		return rc;
 	if (opts->events_path && !(r->events = events_load(opts->events_path, err)))
 		return err ? err->code : -EINVAL;
 	return 0;
+}
+
+/* recon_new with the error code (recon_impl.h). */
+int recon_open(const struct recon_opts *opts, struct recon **out, struct oob_err *err)
+{
+	return open_run(opts, NULL, out, err);
+}
+
+struct recon *recon_new_lent(const struct recon *m)
+{
+	struct recon *r;
+	if (m->run.nbins != m->opts->nelfs + m->opts->nperfmaps ||
+	    open_run(m->opts, m, &r, NULL) < 0) {
+		recon_free(r);
+		return NULL;
+	}
+	return r;
 }
 
 struct recon *recon_new(const struct recon_opts *opts, struct oob_err *err)
@@ -521,7 +542,7 @@ void recon_free(struct recon *r)
 	code_chains_destroy(&r->chains);
 	cct_destroy(&r->cct);
 	frame_table_destroy(&r->run.frames);
-	for (size_t k = 0; k < r->run.nbins; k++)
+	for (size_t k = 0; k < r->run.nbins && !r->bins_borrowed; k++)
 		sym_binary_free(r->run.bins[k]);
 	free(r->run.bins);
 	sym_binary_free(r->vdso);
@@ -549,7 +570,8 @@ int recon_feed(struct recon *r, const struct trace_batch *b)
 	return 0;
 }
 
-uint32_t recon_feed_from(struct recon *r, const struct trace_batch *b, uint32_t s)
+uint32_t recon_feed_from(struct recon *r, const struct trace_batch *b, uint32_t s,
+			 const struct trace_batch *ahead)
 {
 	struct tracker_hart *h = hart_get(r, b->hart);
 	h->cycles = b->cycle != NULL;
@@ -558,6 +580,8 @@ uint32_t recon_feed_from(struct recon *r, const struct trace_batch *b, uint32_t 
 		r->xi = r->spx = 0;
 	if (b->insn)
 		learn_bits(r, h, b, s, b->n);
+	if (ahead)
+		learn_bits(r, h, ahead, 0, ahead->n);
 	uint32_t e = hart_run(r, h, b, s, b->n);
 	if (e < b->n)
 		return e;

@@ -49,6 +49,33 @@ static void reserve(struct recon_chunk *c, size_t n)
 	}
 }
 
+/* The records with bits after e in b, whose bits the sequential run learns
+ * with b's (before it runs record s): those the reader says are new, else
+ * all. Only the chunk's last batch can end inside the reader's. */
+static void keep_ahead(struct recon_chunk *c, const struct trace_batch *b, uint32_t e)
+{
+	uint32_t n = 0;
+	c->ahead.n = 0;
+	if (!b->insn || e == b->n)
+		return;
+	if (b->n - e > c->acap) {
+		c->acap = b->n - e;
+		c->apcs = oob_xrealloc(c->apcs, c->acap * sizeof(*c->apcs));
+		c->ainsns = oob_xrealloc(c->ainsns, c->acap * sizeof(*c->ainsns));
+	}
+	for (uint32_t k = 0; b->insn_new && k < b->ninsn_new; k++)
+		if (b->insn_new[k] >= e) {
+			c->apcs[n] = b->pc[b->insn_new[k]];
+			c->ainsns[n++] = b->insn[b->insn_new[k]];
+		}
+	for (uint32_t i = e; !b->insn_new && i < b->n; i++) {
+		c->apcs[n] = b->pc[i];
+		c->ainsns[n++] = b->insn[i];
+	}
+	c->ahead = (struct trace_batch){
+	    .n = n, .hart = b->hart, .pc = c->apcs, .insn = c->ainsns, .seq = b->seq + e};
+}
+
 void recon_chunk_add(struct recon_chunk *c, const struct trace_batch *b, uint32_t s, uint32_t e)
 {
 	if (c->nb == c->cap) {
@@ -93,6 +120,7 @@ void recon_chunk_add(struct recon_chunk *c, const struct trace_batch *b, uint32_
 					     .nx = nx,
 					     .seq = b->seq + s};
 	c->n += n;
+	keep_ahead(c, b, e);
 }
 
 void recon_chunk_set_piece(struct recon_chunk *c, const struct trace_split *sp, size_t k)
@@ -132,6 +160,12 @@ static const struct trace_batch *batch_next(struct recon_chunk *c, size_t *k)
 	return &c->cb;
 }
 
+/* What the batch batch_next just gave (the k-th) learns ahead, if any. */
+static const struct trace_batch *ahead_of(const struct recon_chunk *c, size_t k)
+{
+	return !c->sp && k == c->nb && c->ahead.n ? &c->ahead : NULL;
+}
+
 void recon_chunk_clear(struct recon_chunk *c)
 {
 	for (size_t k = 0; k < c->nb; k++) {
@@ -142,6 +176,7 @@ void recon_chunk_clear(struct recon_chunk *c)
 	c->spec = NULL;
 	c->nb = 0;
 	c->n = 0;
+	c->ahead.n = 0;
 	c->ncode = 0;
 	c->nsnap = 0;
 	c->p = UINT64_MAX;
@@ -162,6 +197,8 @@ void recon_chunk_free(struct recon_chunk *c)
 	free(c->cycles);
 	free(c->insns);
 	free(c->privs);
+	free(c->apcs);
+	free(c->ainsns);
 	trace_split_cur_free(&c->cur);
 	memset(c, 0, sizeof(*c));
 }
@@ -238,7 +275,7 @@ static uint16_t chunk_hart(const struct recon_chunk *c)
 void recon_chunk_spec(const struct recon *m, struct recon_chunk *c)
 {
 	c->p = UINT64_MAX;
-	struct recon *r = recon_new(m->opts, NULL);
+	struct recon *r = recon_new_lent(m);
 	c->spec = r;
 	if (!r || recon_start(r, m->fields, m->run.st.format, NULL) < 0 || r->trk || r->go ||
 	    r->run.proc.enabled || chunk_empty(c)) {
@@ -258,7 +295,7 @@ void recon_chunk_spec(const struct recon *m, struct recon_chunk *c)
 	const struct trace_batch *b;
 	batches_start(c, &k);
 	while (!c->chk.unsafe && (b = batch_next(c, &k)))
-		recon_feed_from(r, b, 0);
+		recon_feed_from(r, b, 0, ahead_of(c, k));
 	if (c->sp)
 		c->n = k; /* its records, as far as they decode */
 	if (c->rc)
@@ -428,7 +465,7 @@ int recon_chunk_join(struct recon *m, struct recon_chunk *c)
 		struct recon_chk rc = {.stop = c->p, .learned = plain_learned};
 		m->chk = &rc;
 		while ((b = batch_next(c, &k))) {
-			at = recon_feed_from(m, b, 0);
+			at = recon_feed_from(m, b, 0, ahead_of(c, k));
 			if (rc.stopped)
 				break;
 		}
@@ -440,9 +477,10 @@ int recon_chunk_join(struct recon *m, struct recon_chunk *c)
 			merge(m, h, c);
 			return 1;
 		}
-		recon_feed_from(m, b, at); /* the rest of the batch it stopped in */
+		/* the rest of the batch it stopped in */
+		recon_feed_from(m, b, at, ahead_of(c, k));
 	}
 	while ((b = batch_next(c, &k)))
-		recon_feed_from(m, b, 0);
+		recon_feed_from(m, b, 0, ahead_of(c, k));
 	return 0;
 }

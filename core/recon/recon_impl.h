@@ -45,6 +45,8 @@ struct recon {
 	unsigned fields; /* what the trace carries (recon_start) */
 	uint64_t seen;	 /* records fed */
 	double t0;	 /* when recon_new began (monotonic seconds) */
+	/* run.bins are another run's (recon_new_lent) */
+	int bins_borrowed;
 	/* Direct-mapped filter in front of code_put: readers hand over the bits of
 	 * every record, but they rarely change, and a compare is cheaper than a
 	 * hash lookup per instruction. */
@@ -179,12 +181,20 @@ static inline int recon_firmware_pc(const struct recon *r, uint64_t addr, int ke
 	return kernel_ran && addr >= 0x80000000ull && addr < 0x80000000ull + RECON_FW_SPAN;
 }
 /* recon.c, for chunk runs (no tracker, no extras): reconstructs records
- * [s, n) of b, or up to where a join's re-run stops; returns that index. */
-uint32_t recon_feed_from(struct recon *r, const struct trace_batch *b, uint32_t s);
+ * [s, n) of b, or up to where a join's re-run stops; returns that index.
+ * The bits of ahead (NULL: none), records of the same hart after b's in the
+ * reader's batch, are learned after b's and before b's records run. */
+uint32_t recon_feed_from(struct recon *r, const struct trace_batch *b, uint32_t s,
+			 const struct trace_batch *ahead);
 /* The hart's state, created if new. */
 struct tracker_hart *recon_hart(struct recon *r, unsigned id);
 /* recon_new with the error code; *out is set even on failure (free it). */
 int recon_open(const struct recon_opts *opts, struct recon **out, struct oob_err *err);
+/* recon_new with m's options on the binaries m opened, borrowed (m outlives
+ * the run; a chunk's speculative run, on another thread: what runs read of
+ * a binary, its function table and image, is read-only), NULL if m lacks
+ * some. Opening CPython's ELF again took 50 ms a chunk. */
+struct recon *recon_new_lent(const struct recon *m);
 
 /* recon_chunk.c: one chunk of a parallel run (RECONSTRUCTION.md 16). */
 struct recon_chunk_code {
@@ -223,6 +233,14 @@ struct recon_chunk {
 	/* code learned since the snapshot (all of it as the ELFs have it) */
 	struct recon_chunk_code *code;
 	size_t ncode, codecap;
+	/* The records with bits that follow the chunk's end in the reader's
+	 * batch it ends inside: the sequential run learns a batch's bits before
+	 * it runs any of its records, so the chunk's last records run knowing
+	 * them too (recon_feed_from) */
+	struct trace_batch ahead;
+	uint64_t *apcs;
+	uint32_t *ainsns;
+	size_t acap;
 };
 
 /* Copies records [s, e) of b to the chunk's end. */

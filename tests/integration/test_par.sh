@@ -92,11 +92,6 @@ check() {
 		head -n 1)
 	if [ -z "$bad" ]; then
 		pass "$name: ${how:-sequential}"
-	elif [ "$name" = python_pyprog.oobt ]; then
-		# found when this trace joined the fixtures: CPython read without its
-		# ELF (thousands of transitions from pcs with no code), cut every 1000
-		# records, joins to counts two returns off (RECONSTRUCTION.md 16)
-		skip "$name" "known gap (issue 16): chunk join not exact here:$bad: $(diff "$o/seq/stats" "$o/2:1000/stats" | grep '^[<>]' | tr '\n' ' ')"
 	else
 		fail "$name" "differs from the sequential run:$bad (outputs in $o)"
 	fi

@@ -8,7 +8,10 @@
  *  - a deep recursion: chunks start deep inside it and return above their
  *    start level after level;
  *  - a longjmp from the deepest frame to the outermost's setjmp site, with
- *    chunk boundaries between the setjmp and the longjmp.
+ *    chunk boundaries between the setjmp and the longjmp;
+ *  - code of no ELF whose bits only later records of the trace's batch
+ *    carry: a chunk cut inside the batch learns them as the sequential run
+ *    does, before its records run.
  * Chunk sizes are small and coprime with the recursion's period, so chunks
  * start at every kind of record.
  */
@@ -117,31 +120,40 @@ static struct recon *open_run(struct recon_opts *o)
 	return r;
 }
 
-/* Sequential: one batch. Chunked: the first chunk fed, each next one run
- * speculatively and joined; *joined counts the chunks the join took. */
-static struct profile *reconstruct(struct gen *g, uint32_t per, uint64_t *joined)
+/* The trace as one batch of the reader: pcs, and the bits of each record
+ * when insn is not NULL (0: none), without an ELF then. Sequential: the
+ * batch fed. Chunked: as recon_par.c does, the first chunk run directly,
+ * each next one run speculatively and joined; *joined counts the chunks
+ * the join took. */
+static struct profile *reconstruct_bits(struct gen *g, uint32_t *insn, uint32_t per,
+					uint64_t *joined)
 {
 	struct recon_elf e = {elf, RECON_BASE_LINK};
-	struct recon_opts o = {.elfs = &e, .nelfs = 1};
+	struct recon_opts o = {.elfs = &e, .nelfs = insn ? 0 : 1};
 	struct recon *r = open_run(&o);
 	struct profile *p = NULL;
 	if (!r)
 		return NULL;
-	struct trace_batch all = {.n = g->n, .pc = g->pc};
-	uint32_t first = per && per < g->n ? per : g->n;
-	struct trace_batch b0 = {.n = first, .pc = g->pc};
-	recon_feed(r, &b0);
-	for (uint32_t s = first; s < g->n; s += per) {
+	struct trace_batch all = {.n = g->n, .pc = g->pc, .insn = insn};
+	if (!per)
+		recon_feed(r, &all);
+	for (uint32_t s = 0; per && s < g->n; s += per) {
 		struct recon_chunk c = {0};
 		c.start = s;
 		recon_chunk_add(&c, &all, s, s + per < g->n ? s + per : g->n);
-		recon_chunk_spec(r, &c);
+		if (s)
+			recon_chunk_spec(r, &c);
 		*joined += (uint64_t)recon_chunk_join(r, &c);
 		recon_chunk_free(&c);
 	}
 	recon_finish(r, &p);
 	recon_free(r);
 	return p;
+}
+
+static struct profile *reconstruct(struct gen *g, uint32_t per, uint64_t *joined)
+{
+	return reconstruct_bits(g, NULL, per, joined);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -295,9 +307,61 @@ static void test_longjmp_across_chunks(void)
 	gen_free(g);
 }
 
+/*
+ * Code of no ELF, its bits in the trace: a loop at 0x10000 calls a function
+ * at 0x11000 that returns at once, n times. The function's record carries
+ * no bits in the first half of the loop (as a tracer may leave them out),
+ * its bits in the second half. The sequential run learns a batch's bits
+ * before it runs the batch: every one of the n calls returns, no record is
+ * of unknown code. Chunks ending inside the batch before the first record
+ * with those bits must learn them too (the CPython trace's gap, issue 16).
+ */
+static void test_bits_learned_ahead(void)
+{
+	enum { ITER = 200 };
+	static const uint32_t jal_ra = 0x000010ef /* jal ra, +0x1000 */, c_ret = 0x8082,
+			      j_back = 0xffdff06f /* j -4 */;
+	static uint32_t insn[3 * ITER];
+	static const uint32_t sizes[] = {7, 64, 299, 301, 400};
+	struct gen *g = calloc(1, sizeof(*g));
+	for (uint32_t k = 0; k < ITER; k++) {
+		insn[g->n] = jal_ra;
+		g->pc[g->n++] = 0x10000;
+		insn[g->n] = k < ITER / 2 ? 0 : c_ret;
+		g->pc[g->n++] = 0x11000;
+		insn[g->n] = j_back;
+		g->pc[g->n++] = 0x10004;
+	}
+	uint64_t joined = 0;
+	char why[256];
+	struct profile *seq = reconstruct_bits(g, insn, 0, &joined);
+	CHECK(seq);
+	CHECK_EQ(profile_stats(seq)->calls, ITER);
+	CHECK_EQ(profile_stats(seq)->returns, ITER);
+	CHECK_EQ(profile_stats(seq)->unknown_pcs, 0);
+	CHECK_EQ(profile_stats(seq)->repairs_unwind, 0);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		struct profile *par = reconstruct_bits(g, insn, sizes[k], &joined);
+		CHECK(par);
+		int ok = same_profile(seq, par, why, sizeof(why));
+		profile_free(par);
+		if (!ok) {
+			profile_free(seq);
+			free(g);
+			snprintf(oobtest_why, sizeof(oobtest_why), "chunks of %u: %s", sizes[k],
+				 why);
+			oobtest_failed_case = 1;
+			return;
+		}
+	}
+	profile_free(seq);
+	free(g);
+}
+
 int main(void)
 {
 	OOBTEST_BEGIN("test_recon_chunk");
+	RUN(test_bits_learned_ahead); /* no ELF */
 	elf = oobtest_gen("sym/recon");
 	if (!elf) {
 		printf("SKIP: test_recon_chunk: all: no tests/gen/sym/recon (gen-sym.sh)\n");
