@@ -163,33 +163,6 @@ static struct code_block *ret(struct recon *r, struct tracker_hart *h, struct co
 	return nb;
 }
 
-static const char *cause_name(uint64_t cause)
-{
-	static const char *const exc[16] = {"[trap: insn_misaligned]",
-					    "[trap: insn_access_fault]",
-					    "[trap: illegal_insn]",
-					    "[trap: ebreak]",
-					    "[trap: load_misaligned]",
-					    "[trap: load_access_fault]",
-					    "[trap: store_misaligned]",
-					    "[trap: store_access_fault]",
-					    "[trap: ecall]",
-					    "[trap: ecall]",
-					    "[trap: hypervisor_ecall]",
-					    "[trap: ecall]",
-					    "[trap: insn_page_fault]",
-					    "[trap: load_page_fault]",
-					    "[trap]",
-					    "[trap: store_page_fault]"};
-	static const char *const irq[12] = {
-	    "[irq: software]", "[irq: software]", "[irq]", "[irq: software]",
-	    "[irq: timer]",    "[irq: timer]",	  "[irq]", "[irq: timer]",
-	    "[irq: external]", "[irq: external]", "[irq]", "[irq: external]"};
-	if (cause >> 63)
-		return (cause & 0xff) < 12 ? irq[cause & 0xff] : "[irq]";
-	return cause < 16 ? exc[cause] : "[trap]";
-}
-
 /* The trap cause recorded by the trace for record i (TRACE_X_TRAP), if any. */
 static const char *trace_cause(struct recon *r, uint32_t i)
 {
@@ -198,7 +171,7 @@ static const char *trace_cause(struct recon *r, uint32_t i)
 		r->xi++;
 	for (uint32_t k = r->xi; k < b->nx && b->x[k].idx == i; k++)
 		if (b->x[k].kind == TRACE_X_TRAP)
-			return cause_name(b->x[k].val);
+			return rv_cause_name(b->x[k].val);
 	return NULL;
 }
 

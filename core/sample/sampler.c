@@ -12,6 +12,7 @@
 
 #include "sample/rsp.h"
 #include "sample/sampler_trap.h"
+#include "sym/rv.h"
 #include "util/oob_mem.h"
 
 #define TARGET_SIGINT 2 /* the stub's signal numbers are GDB's (Linux's here) */
@@ -152,11 +153,11 @@ static int take(struct run *x, struct oob_err *err)
 	size_t nj = sampler_unwind_joins(x->u, &j), k = 0;
 	for (size_t i = 0; i < n; i++) {
 		for (; k < nj && j[k].at == i; k++)
-			fprintf(x->out, "# trap %s\n", sampler_trap_name(j[k].cause));
+			fprintf(x->out, "# trap %s\n", rv_cause_name(j[k].cause));
 		fprintf(x->out, "0x%" PRIx64 "\n", x->pcs[i]);
 	}
 	for (; k < nj; k++)
-		fprintf(x->out, "# trap %s\n", sampler_trap_name(j[k].cause));
+		fprintf(x->out, "# trap %s\n", rv_cause_name(j[k].cause));
 	fprintf(x->out, "%d\n\n", ok);
 	x->st->samples++;
 	x->st->failed += !ok;

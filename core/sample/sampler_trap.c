@@ -132,30 +132,3 @@ int sampler_trap_layout_read(Dwfl_Module *m, struct sampler_trap_layout *l, stru
 				 : "struct pt_regs with epc, ra, sp, s0, status, cause");
 	return 0;
 }
-
-const char *sampler_trap_name(uint64_t cause)
-{
-	static const char *const exc[16] = {"[trap: insn_misaligned]",
-					    "[trap: insn_access_fault]",
-					    "[trap: illegal_insn]",
-					    "[trap: ebreak]",
-					    "[trap: load_misaligned]",
-					    "[trap: load_access_fault]",
-					    "[trap: store_misaligned]",
-					    "[trap: store_access_fault]",
-					    "[trap: ecall]",
-					    "[trap: ecall]",
-					    "[trap: hypervisor_ecall]",
-					    "[trap: ecall]",
-					    "[trap: insn_page_fault]",
-					    "[trap: load_page_fault]",
-					    "[trap]",
-					    "[trap: store_page_fault]"};
-	static const char *const irq[12] = {
-	    "[irq: software]", "[irq: software]", "[irq]", "[irq: software]",
-	    "[irq: timer]",    "[irq: timer]",	  "[irq]", "[irq: timer]",
-	    "[irq: external]", "[irq: external]", "[irq]", "[irq: external]"};
-	if (cause >> 63)
-		return (cause & 0xff) < 12 ? irq[cause & 0xff] : "[irq]";
-	return cause < 16 ? exc[cause] : "[trap]";
-}

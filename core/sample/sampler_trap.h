@@ -39,9 +39,4 @@ struct sampler_trap_layout {
  * (a symbol, DWARF, a type or member). */
 int sampler_trap_layout_read(Dwfl_Module *m, struct sampler_trap_layout *l, struct oob_err *err);
 
-/* The marker the exact profile names a trap of this scause with
- * ("[trap: ecall]", "[irq: timer]", ...: recon_flow.c's names; recon is a
- * layer above sample). Static storage. */
-const char *sampler_trap_name(uint64_t cause);
-
 #endif

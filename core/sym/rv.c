@@ -396,3 +396,30 @@ const char *rv_kind_name(unsigned kind)
 	};
 	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "?";
 }
+
+const char *rv_cause_name(uint64_t cause)
+{
+	static const char *const exc[16] = {"[trap: insn_misaligned]",
+					    "[trap: insn_access_fault]",
+					    "[trap: illegal_insn]",
+					    "[trap: ebreak]",
+					    "[trap: load_misaligned]",
+					    "[trap: load_access_fault]",
+					    "[trap: store_misaligned]",
+					    "[trap: store_access_fault]",
+					    "[trap: ecall]",
+					    "[trap: ecall]",
+					    "[trap: hypervisor_ecall]",
+					    "[trap: ecall]",
+					    "[trap: insn_page_fault]",
+					    "[trap: load_page_fault]",
+					    "[trap]",
+					    "[trap: store_page_fault]"};
+	static const char *const irq[12] = {
+	    "[irq: software]", "[irq: software]", "[irq]", "[irq: software]",
+	    "[irq: timer]",    "[irq: timer]",	  "[irq]", "[irq: timer]",
+	    "[irq: external]", "[irq: external]", "[irq]", "[irq: external]"};
+	if (cause >> 63)
+		return (cause & 0xff) < 12 ? irq[cause & 0xff] : "[irq]";
+	return cause < 16 ? exc[cause] : "[trap]";
+}

@@ -78,4 +78,9 @@ int rv_is_cti(unsigned kind);
 /* A short name of a kind ("call", "ret", ...), for debugging and stats. */
 const char *rv_kind_name(unsigned kind);
 
+/* The frame name of a trap marker for an mcause/scause value, as the
+ * profiles show it: "[trap: ecall]", "[irq: timer]"; "[trap]"/"[irq]" for
+ * causes without a name. */
+const char *rv_cause_name(uint64_t cause);
+
 #endif
