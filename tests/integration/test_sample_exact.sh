@@ -41,7 +41,8 @@
 #   is counted as that, at most 2 % of the samples.
 #   Where the pt_regs and the trace disagree by design, the user part is
 #   not compared (kernel part equal; each counted): past execve's point of
-#   no return (load_elf_binary, begin_new_exec) the old program's frames
+#   no return (load_elf_binary, begin_new_exec; or do_execveat_common with
+#   the new program's entry in the pt_regs) the old program's frames
 #   are read in the new one's memory; the new program's first fetch faults
 #   at _start while the trace still has the frames execve left; an
 #   instruction fetch faulting at a call's, tail call's or return's target
@@ -268,6 +269,7 @@ joined = whole = inner_joined = replaced = exec_start = fetch_fault = 0
 sig_setup = sigreturn = 0
 inner_first = []
 vector = [a for a, _, n in syms if n == "handle_exception"][0]
+entries = {a for a, _, n in syms if n == "_start"}
 bad = []
 for ins_n, addrs, complete in samples:
     idx = mapped[ins_n]
@@ -348,8 +350,13 @@ for ins_n, addrs, complete in samples:
             user_at - 1 <= len(seg) and \
             all(same(g, f) for g, f in zip(got[:user_at - 1], seg[:user_at - 1])):
         # past execve's point of no return the old program's memory is
-        # gone: its pt_regs' frames are read in the new one's
-        if "load_elf_binary" in kernel or "begin_new_exec" in kernel:
+        # gone: its pt_regs' frames are read in the new one's; back in
+        # do_execveat_common (free_bprm), start_thread() has put the new
+        # program's entry in them (the walk takes it for the syscall's
+        # return and starts 4 bytes before it)
+        ua = addrs[user_at] if isinstance(addrs[user_at], int) else -1
+        if "load_elf_binary" in kernel or "begin_new_exec" in kernel or \
+                ("do_execveat_common" in kernel and (ua in entries or ua + 4 in entries)):
             replaced += 1
             continue
         # signal delivery past setup_rt_frame: the pt_regs hold the
