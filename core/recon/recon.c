@@ -500,7 +500,7 @@ int recon_open(const struct recon_opts *opts, struct recon **out, struct oob_err
 
 struct recon *recon_new_lent(const struct recon *m)
 {
-	struct recon *r;
+	struct recon *r = NULL;
 	if (m->run.nbins != m->opts->nelfs + m->opts->nperfmaps ||
 	    open_run(m->opts, m, &r, NULL) < 0) {
 		recon_free(r);
