@@ -239,6 +239,7 @@ int sampler_run(const struct sampler_opts *o, FILE *out, struct sampler_stats *s
 		sampler_unwind_get_stats(x.u, &us);
 		st->mem_reads = us.mem_reads;
 		st->mem_bytes = us.mem_bytes;
+		st->leaf_walks = us.leaf_walks;
 	}
 	free(x.pcs);
 	sampler_unwind_free(x.u);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sample/sampler_trap.h"
+#include "sym/rv.h"
 #include "util/oob_mem.h"
 
 /* Cached memory: aligned blocks, dropped at every stop. A frame-pointer
@@ -20,6 +21,14 @@
 #define STACK_WINDOW (64u << 20)
 /* Stack segments of one sample: traps nest (an interrupt in a syscall ...). */
 #define MAX_SEGMENTS 8
+/* Functions without CFI judged leaves or not (leaf_fn), by entry: a hash
+ * set; a clash forgets the older verdict. */
+#define NLEAVES 256
+
+struct leaf_verdict {
+	uint64_t entry; /* 0: empty */
+	int leaf;
+};
 
 struct block {
 	uint64_t addr;
@@ -45,6 +54,9 @@ struct sampler_unwind {
 	uint64_t trap_frame; /* != 0: the segment ended at this pt_regs */
 	struct sampler_join joins[MAX_SEGMENTS];
 	size_t njoins;
+	int ret_first;	 /* the walk's first pc is a return address (leaf_step) */
+	int read_failed; /* libdw asked for memory the stub could not read */
+	struct leaf_verdict leaves[NLEAVES];
 };
 
 /* The 8-byte word at addr (aligned by the caller); -1 when unreadable, a
@@ -149,8 +161,10 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 	(void)dwfl;
 	struct sampler_unwind *u = arg;
 	uint64_t v;
-	if ((addr & 7) || read_word(u, addr, &v) < 0)
+	if ((addr & 7) || read_word(u, addr, &v) < 0) {
+		u->read_failed = 1;
 		return false;
+	}
 	*result = v;
 	return true;
 }
@@ -205,19 +219,90 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	bool activation;
 	if (!dwfl_frame_pc(state, &pc, &activation))
 		return DWARF_CB_ABORT;
+	/* at: inside the instruction that made the frame (a return address - 1;
+	 * leaf_step's first pc is one already) */
+	int ret = !activation || u->ret_first;
+	uint64_t at = activation ? pc : pc - 1;
+	u->ret_first = 0;
 	/* A return into the exception entry code: the handler's caller is the
 	 * trap, the pt_regs at this frame's sp (sampler_trap.h). The entry
 	 * code is a frame of the exact stack only where it called the handler
 	 * (syscalls); elsewhere it jumped to it. */
-	if (!activation && u->trap.regs_size && pc - 1 >= u->trap.entry_lo &&
-	    pc - 1 < u->trap.entry_hi) {
-		if (called_from(u, pc) && !push(u, pc - 1))
+	if (ret && u->trap.regs_size && at >= u->trap.entry_lo && at < u->trap.entry_hi) {
+		if (called_from(u, at + 1) && !push(u, at))
 			return DWARF_CB_ABORT;
 		if (dwfl_frame_reg(state, 2, &sp) == 0)
 			u->trap_frame = sp;
 		return DWARF_CB_ABORT;
 	}
-	return push(u, activation ? pc : pc - 1) ? DWARF_CB_OK : DWARF_CB_ABORT;
+	return push(u, at) ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+/* Whether the function at [entry, entry + size) of module m never writes
+ * ra or sp (rv_int_dest over its code in the ELF): wherever it stopped, its
+ * caller is at ra with the same sp. Any instruction rv_decode rejects, or
+ * code the ELF does not hold, makes it not a leaf. */
+static int leaf_code(Dwfl_Module *m, uint64_t entry, uint64_t size)
+{
+	Dwarf_Addr at = entry, bias;
+	Elf_Scn *scn = dwfl_module_address_section(m, &at, &bias);
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	if (!d || !d->d_buf || at > d->d_size || size > d->d_size - at)
+		return 0;
+	const uint8_t *c = (const uint8_t *)d->d_buf + at;
+	for (uint64_t off = 0; off < size;) {
+		struct rv_insn in;
+		uint32_t bits = c[off] | (uint32_t)c[off + 1] << 8;
+		if (off + 1 >= size)
+			return 0;
+		if (rv_insn_len(bits) == 4) {
+			if (off + 3 >= size)
+				return 0;
+			bits |= (uint32_t)c[off + 2] << 16 | (uint32_t)c[off + 3] << 24;
+		}
+		unsigned rd = rv_int_dest(bits);
+		if (!rv_decode(bits, &in) || rd == 1 || rd == 2)
+			return 0;
+		off += in.len;
+	}
+	return 1;
+}
+
+/* The size of the code symbol at entry: libdw may name an alias without
+ * one (the kernel's weak memcpy for __memcpy); assembly functions may have
+ * no type (the kernel's SYM_FUNC_START). 0 when none. */
+static uint64_t fn_size(Dwfl_Module *m, uint64_t entry)
+{
+	int n = dwfl_module_getsymtab(m);
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		if (dwfl_module_getsym_info(m, i, &sym, &addr, NULL, NULL, NULL) && addr == entry &&
+		    sym.st_size &&
+		    (GELF_ST_TYPE(sym.st_info) == STT_FUNC || GELF_ST_TYPE(sym.st_info) == STT_NOTYPE))
+			return sym.st_size;
+	}
+	return 0;
+}
+
+/* Whether pc is in a function that leaf_code accepts (the verdict cached
+ * by its entry). The trap entry code is not: it is jumped to. */
+static int leaf_fn(struct sampler_unwind *u, uint64_t pc)
+{
+	Dwfl_Module *m = dwfl_addrmodule(u->dwfl, pc);
+	GElf_Sym sym;
+	GElf_Off off;
+	if (!m || (u->trap.regs_size && pc >= u->trap.entry_lo && pc < u->trap.entry_hi) ||
+	    !dwfl_module_addrinfo(m, pc, &off, &sym, NULL, NULL, NULL))
+		return 0;
+	uint64_t entry = pc - off;
+	struct leaf_verdict *v = &u->leaves[(entry >> 1) % NLEAVES];
+	if (v->entry != entry) {
+		uint64_t size = fn_size(m, entry);
+		v->entry = entry;
+		v->leaf = size > off && leaf_code(m, entry, size);
+	}
+	return v->leaf;
 }
 
 /* The registers the trap at u->trap_frame interrupted, into regs: 1 when
@@ -268,18 +353,43 @@ static int join(struct sampler_unwind *u, uint64_t regs[SAMPLER_NREGS])
 	return 1;
 }
 
+/* A segment whose walk stopped at its first frame, in a function without
+ * CFI (hand-written assembly: memset, memcpy, __asm_copy_to_user): when
+ * that function never writes ra or sp, the walk goes on from ra, into
+ * leaf_regs. 1 when it did, 0 when the segment stays as it is. */
+static int leaf_step(struct sampler_unwind *u, size_t first, int rc, uint64_t *leaf_regs)
+{
+	if (rc == 0 || u->trap_frame || u->n != first + 1 || u->n >= u->max_depth ||
+	    u->pcs[first] != u->regs[SAMPLER_PC] || !u->regs[1] || !leaf_fn(u, u->pcs[first]))
+		return 0;
+	/* ra - 1: libdw looks up the initial frame's CFI at its pc, and a
+	 * call that ends a function (to a noreturn one) returns past it */
+	memcpy(leaf_regs, u->regs, SAMPLER_NREGS * sizeof(*leaf_regs));
+	leaf_regs[SAMPLER_PC] = u->regs[1] - 1;
+	u->regs = leaf_regs;
+	u->ret_first = 1;
+	u->st.leaf_walks++;
+	return 1;
+}
+
 static int walk_cfi(struct sampler_unwind *u)
 {
-	uint64_t regs[MAX_SEGMENTS][SAMPLER_NREGS];
+	uint64_t regs[MAX_SEGMENTS][SAMPLER_NREGS], leaf_regs[SAMPLER_NREGS];
 	for (size_t seg = 0;; seg++) {
 		u->trap_frame = 0;
+		u->read_failed = 0;
+		size_t first = u->n;
 		int rc = dwfl_getthread_frames(u->dwfl, 1, frame_cb, u);
+		if (!u->stub_failed && leaf_step(u, first, rc, leaf_regs))
+			rc = dwfl_getthread_frames(u->dwfl, 1, frame_cb, u);
+		u->ret_first = 0;
 		if (u->stub_failed)
 			return u->err ? u->err->code : -EIO;
 		if (!u->trap_frame || u->n >= u->max_depth)
 			/* 0: the outermost frame's CFI ends the chain (_start:
-			 * ra undefined). */
-			return rc == 0 && u->n < u->max_depth;
+			 * ra undefined), or a saved ra libdw could not read
+			 * (a stack being unmapped by exit_mmap): not complete */
+			return rc == 0 && u->n < u->max_depth && !u->read_failed;
 		if (seg + 1 == MAX_SEGMENTS || (rc = join(u, regs[seg])) <= 0)
 			return rc;
 		if (rc == 2)

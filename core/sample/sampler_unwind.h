@@ -19,6 +19,14 @@
  * kernel code's or the user program's (one stack: kernel frames, the trap,
  * then the interrupted frames). Frame-pointer walks end at the trap.
  *
+ * A function without CFI (hand-written assembly: the kernel's memcpy and
+ * memset, glibc's _exit) stops libdw at the innermost frame. When none of
+ * its instructions writes ra or sp (rv_int_dest over its code in the ELF),
+ * ra and sp are still its caller's wherever it stopped, and the walk goes on
+ * from ra. A saved ra that libdw could not read (a user stack exit_mmap is
+ * unmapping) ends the chain as libdw sees it, but the walk is failed, not
+ * complete.
+ *
  * Memory is read in aligned blocks, cached until the next stop.
  *
  * Not thread-safe; one per sampled target.
@@ -44,6 +52,7 @@ struct sampler_unwind;
 struct sampler_unwind_stats {
 	uint64_t mem_reads; /* m packets */
 	uint64_t mem_bytes;
+	uint64_t leaf_walks; /* segments continued from ra past a function without CFI */
 };
 
 /* A new unwinder over r (borrowed, must outlive it). CFI needs the ELFs

@@ -370,6 +370,52 @@ static unsigned decode16(uint32_t b, struct rv_insn *out)
 	}
 }
 
+/* Compressed: by quadrant and funct3 (the spec's RVC opcode map). */
+static unsigned int_dest16(uint32_t b)
+{
+	unsigned f3 = BITS(b, 15, 13), r = BITS(b, 11, 7), rs2 = BITS(b, 6, 2);
+	switch (b & 3) {
+	case 0: /* c.addi4spn, c.lw, c.ld write rd'; the rest are fp or stores */
+		return f3 == 0 || f3 == 2 || f3 == 3 ? 8 + BITS(b, 4, 2) : 0;
+	case 1: /* c.addi, c.addiw, c.li, c.lui/c.addi16sp; arithmetic on rd' */
+		return f3 <= 3 ? r : f3 == 4 ? 8 + BITS(b, 9, 7) : 0;
+	default:
+		if (f3 == 0 || f3 == 2 || f3 == 3) /* c.slli, c.lwsp, c.ldsp */
+			return r;
+		if (f3 != 4 || (rs2 == 0 && BITS(b, 12, 12) == 0)) /* c.jr, fp, stores */
+			return 0;
+		if (rs2 == 0) /* c.ebreak, c.jalr */
+			return r ? 1 : 0;
+		return r; /* c.mv, c.add */
+	}
+}
+
+unsigned rv_int_dest(uint32_t bits)
+{
+	if (rv_insn_len(bits) == 2)
+		return int_dest16(bits & 0xffff);
+	unsigned rd = BITS(bits, 11, 7), f5 = BITS(bits, 31, 27);
+	switch (BITS(bits, 6, 0)) {
+	case 0x03: /* loads */
+	case 0x13: /* OP-IMM */
+	case 0x17: /* AUIPC */
+	case 0x1b: /* OP-IMM-32 */
+	case 0x2f: /* AMO, lr, sc */
+	case 0x33: /* OP */
+	case 0x37: /* LUI */
+	case 0x3b: /* OP-32 */
+	case 0x67: /* JALR */
+	case 0x6f: /* JAL */
+		return rd;
+	case 0x73: /* the CSR instructions; funct3 0 is ecall, xret, wfi, fences */
+		return BITS(bits, 14, 12) ? rd : 0;
+	case 0x53: /* compares, fclass / fmv.x, fcvt to an integer */
+		return f5 == 0x14 || f5 == 0x18 || f5 == 0x1c ? rd : 0;
+	default:
+		return 0;
+	}
+}
+
 unsigned rv_decode(uint32_t bits, struct rv_insn *out)
 {
 	*out = (struct rv_insn){.len = (uint8_t)rv_insn_len(bits)};

@@ -66,6 +66,13 @@ static inline unsigned rv_insn_len(uint32_t lo)
  * kind does not use are 0); returns out->len, or 0 for RV_INVALID. */
 unsigned rv_decode(uint32_t bits, struct rv_insn *out);
 
+/* The integer register (1..31) the instruction at bits writes, 0 when it
+ * writes none (stores, branches, c.jr, fences, ecall, floating-point
+ * results, x0). Exact for the encodings rv_decode accepts; c.jalr and jal
+ * / jalr with a link write their link. What an unwinder without CFI asks:
+ * does a function ever change ra or sp? */
+unsigned rv_int_dest(uint32_t bits);
+
 /* Direct target of RV_BRANCH / RV_JUMP / RV_CALL at pc. */
 static inline uint64_t rv_direct_target(const struct rv_insn *in, uint64_t pc)
 {

@@ -10,6 +10,9 @@
  * (every control-transfer form and the immediate extremes) and a PIE, plus
  * every 16-bit encoding and a deterministic sample of 32-bit words, assembled
  * with .insn so objdump decodes them too.
+ *
+ * rv_int_dest against objdump -M no-aliases, whose first operand is the
+ * destination of every instruction that has one: on the same binaries.
  */
 #include <ctype.h>
 #include <stdint.h>
@@ -318,6 +321,49 @@ static int check_binary(const char *path, struct tally *t)
 	return 0;
 }
 
+/* The integer register objdump -M no-aliases says mn writes: its first
+ * operand, save for the forms whose first operand is a source. */
+static int expected_dest(const char *mn, const char *ops)
+{
+	static const char *const sources[] = {"sb",	    "sh",	  "sw",	     "sd",
+					      "c.sw",	    "c.sd",	  "c.swsp",  "c.sdsp",
+					      "c.jr",	    "c.beqz",	  "c.bnez",  "sfence.vma",
+					      "sinval.vma", "hfence.vvma", "hfence.gvma", NULL};
+	if (!strcmp(mn, "c.jalr"))
+		return 1;
+	if (in_list(mn, sources) || in_list(mn, branches))
+		return 0;
+	int r = reg_num(ops, strcspn(ops, ","));
+	return r > 0 ? r : 0;
+}
+
+/* rv_int_dest on every instruction rv_decode accepts in path; counts the
+ * lines compared and the mismatches. */
+static void check_dest(const char *path, long *n, long *bad)
+{
+	char cmd[4200], line[1024], copy[1024];
+	snprintf(cmd, sizeof(cmd), OBJDUMP " -d -M no-aliases '%s'", path);
+	FILE *p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p)) {
+		uint64_t pc;
+		char *raw, *mn, *ops;
+		struct rv_insn in;
+		snprintf(copy, sizeof(copy), "%s", line);
+		copy[strcspn(copy, "\n")] = '\0';
+		if (split_line(line, &pc, &raw, &mn, &ops) || mn[0] == '.')
+			continue;
+		uint32_t bits = (uint32_t)strtoul(raw, NULL, 16);
+		if (!rv_decode(bits, &in))
+			continue;
+		(*n)++;
+		unsigned got = rv_int_dest(bits);
+		if ((int)got != expected_dest(mn, ops) && (*bad)++ < 20)
+			printf("# dest mismatch: %s -> x%u\n", copy, got);
+	}
+	if (p)
+		pclose(p);
+}
+
 static void report(const char *what, const struct tally *t)
 {
 	printf("# %s: %ld instructions (%ld data lines skipped): %ld calls (%ld direct, %ld "
@@ -350,6 +396,11 @@ static int have_objdump(void)
 		CHECK(t.insns >= (min_insns));                                                     \
 		CHECK_EQ(t.bits_bad, 0);                                                           \
 		CHECK_EQ(t.mismatches, 0);                                                         \
+		long dn = 0, dbad = 0;                                                             \
+		check_dest(path, &dn, &dbad);                                                      \
+		printf("# %s: %ld destinations compared, %ld mismatches\n", what, dn, dbad);       \
+		CHECK(dn > 0);                                                                     \
+		CHECK_EQ(dbad, 0);                                                                 \
 	} while (0)
 
 static void test_prog(void)
