@@ -91,8 +91,8 @@ int cli_cmd_sample(struct cli *c, int argc, char **argv)
 			"without CFI) in %.3f s, %.3f ms stopped per sample (%.2f%% of the time), "
 			"%llu memory reads, %llu ticks late; target %s\n",
 			(unsigned long long)st.samples, (unsigned long long)st.failed,
-			(unsigned long long)st.leaf_walks, st.wall_s,
-			per, st.wall_s > 0 ? 100 * st.stopped_s / st.wall_s : 0,
+			(unsigned long long)st.leaf_walks, st.wall_s, per,
+			st.wall_s > 0 ? 100 * st.stopped_s / st.wall_s : 0,
 			(unsigned long long)st.mem_reads, (unsigned long long)st.late,
 			st.exited ? "exited" : "detached");
 	}

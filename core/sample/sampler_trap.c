@@ -9,15 +9,18 @@
 #include <string.h>
 
 /* The address of the symbol called name in m, 0 when absent. */
-static uint64_t symbol(Dwfl_Module *m, const char *name)
+static uint64_t symbol(Dwfl_Module *m, const char *name, uint64_t *size)
 {
 	int n = dwfl_module_getsymtab(m);
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
 		const char *s = dwfl_module_getsym_info(m, i, &sym, &addr, NULL, NULL, NULL);
-		if (s && !strcmp(s, name) && GELF_ST_TYPE(sym.st_info) != STT_SECTION)
+		if (s && !strcmp(s, name) && GELF_ST_TYPE(sym.st_info) != STT_SECTION) {
+			if (size)
+				*size = sym.st_size;
 			return addr;
+		}
 	}
 	return 0;
 }
@@ -112,8 +115,11 @@ int sampler_trap_layout_read(Dwfl_Module *m, struct sampler_trap_layout *l, stru
 {
 	const char *name = dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 	memset(l, 0, sizeof(*l));
-	l->entry_lo = symbol(m, "handle_exception");
-	l->entry_hi = symbol(m, "ret_from_fork");
+	uint64_t size = 0;
+	l->entry_lo = symbol(m, "handle_exception", NULL);
+	l->entry_hi = symbol(m, "ret_from_fork", NULL);
+	l->sched_lo = symbol(m, "__schedule", &size);
+	l->sched_hi = l->sched_lo + size;
 	if (!l->entry_lo || l->entry_hi <= l->entry_lo)
 		return oob_err_set(err, -ENOENT,
 				   "%s: no handle_exception and ret_from_fork after it in the "

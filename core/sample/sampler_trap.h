@@ -28,6 +28,7 @@
 
 struct sampler_trap_layout {
 	uint64_t entry_lo, entry_hi; /* [handle_exception, ret_from_fork) */
+	uint64_t sched_lo, sched_hi; /* __schedule (empty when not found) */
 	uint64_t thread_size;	     /* THREAD_SIZE: sizeof(init_stack) */
 	uint64_t regs_size;	     /* sizeof(struct pt_regs) */
 	/* offsets in struct pt_regs */

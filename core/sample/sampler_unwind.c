@@ -279,7 +279,8 @@ static uint64_t fn_size(Dwfl_Module *m, uint64_t entry)
 		GElf_Addr addr;
 		if (dwfl_module_getsym_info(m, i, &sym, &addr, NULL, NULL, NULL) && addr == entry &&
 		    sym.st_size &&
-		    (GELF_ST_TYPE(sym.st_info) == STT_FUNC || GELF_ST_TYPE(sym.st_info) == STT_NOTYPE))
+		    (GELF_ST_TYPE(sym.st_info) == STT_FUNC ||
+		     GELF_ST_TYPE(sym.st_info) == STT_NOTYPE))
 			return sym.st_size;
 	}
 	return 0;
@@ -305,6 +306,22 @@ static int leaf_fn(struct sampler_unwind *u, uint64_t pc)
 	return v->leaf;
 }
 
+/* Whether the segment that ends at the trap may be a task being switched
+ * out: __schedule innermost, or the function it called (switch_mm,
+ * __switch_to). Past switch_mm the stub reads user memory through the next
+ * task's page table, so the user part of the old task cannot be read (its
+ * saved ra came out 0, a walk taken as complete). The resumed task's
+ * finish_task_switch is one of those too: its join is lost with them. */
+static int switching(const struct sampler_unwind *u)
+{
+	const struct sampler_trap_layout *l = &u->trap;
+	size_t first = u->njoins ? u->joins[u->njoins - 1].at : 0;
+	for (size_t i = first; i < u->n && i < first + 2; i++)
+		if (u->pcs[i] >= l->sched_lo && u->pcs[i] < l->sched_hi)
+			return 1;
+	return 0;
+}
+
 /* The registers the trap at u->trap_frame interrupted, into regs: 1 when
  * they are plausible, 2 when no trap saved them (the walk is complete), 0
  * when not plausible (the walk failed), < 0 the stub failed. */
@@ -324,6 +341,8 @@ static int join(struct sampler_unwind *u, uint64_t regs[SAMPLER_NREGS])
 	    (rc = word_at(u, pt + l->off_s0, &s0)) < 0)
 		return u->stub_failed ? rc : 0;
 	int from_user = !(status & SAMPLER_SR_SPP);
+	if (from_user && switching(u))
+		return 0;
 	/* A kernel thread's function returns to ret_from_exception too, over
 	 * the pt_regs copy_thread made (epc 0), or that kernel_execve filled
 	 * for the first user program: scause 0, instruction address

@@ -325,10 +325,10 @@ static int check_binary(const char *path, struct tally *t)
  * operand, save for the forms whose first operand is a source. */
 static int expected_dest(const char *mn, const char *ops)
 {
-	static const char *const sources[] = {"sb",	    "sh",	  "sw",	     "sd",
-					      "c.sw",	    "c.sd",	  "c.swsp",  "c.sdsp",
-					      "c.jr",	    "c.beqz",	  "c.bnez",  "sfence.vma",
-					      "sinval.vma", "hfence.vvma", "hfence.gvma", NULL};
+	static const char *const sources[] = {
+	    "sb",	  "sh",		 "sw",		"sd",	  "c.sw",   "c.sd",
+	    "c.swsp",	  "c.sdsp",	 "c.jr",	"c.beqz", "c.bnez", "sfence.vma",
+	    "sinval.vma", "hfence.vvma", "hfence.gvma", NULL};
 	if (!strcmp(mn, "c.jalr"))
 		return 1;
 	if (in_list(mn, sources) || in_list(mn, branches))
