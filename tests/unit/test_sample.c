@@ -1,11 +1,15 @@
 /* test_sample: the sampled-stack readers on small inputs whose counts are
- * known by construction, their detection, and their errors. */
+ * known by construction, their detection, and their errors; the trap frame
+ * layout the sampler reads from a vmlinux's DWARF against gdb's and nm's. */
+#include <elfutils/libdwfl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "oobtest.h"
 #include "profile/profile.h"
 #include "sample/sample.h"
+#include "sample/sampler_trap.h"
 #include "trace/trace_formats.h"
 
 static struct profile *read_str(const char *s, struct oob_err *e)
@@ -171,6 +175,106 @@ static void errors(void)
 	}
 }
 
+/* The number gdb prints after "$k = ", -1 when absent. */
+static long gdb_value(const char *out, int k)
+{
+	char tag[16];
+	snprintf(tag, sizeof(tag), "$%d = ", k);
+	const char *p = strstr(out, tag);
+	return p ? strtol(p + strlen(tag), NULL, 0) : -1;
+}
+
+/* The offset of member m in gdb's "ptype /o" lines (a comment with the
+ * offset and size, then "unsigned long m;"), -1 when absent. */
+static long gdb_offset(const char *out, const char *m)
+{
+	char tail[64];
+	snprintf(tail, sizeof(tail), " %s;", m);
+	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *end = strchr(l, '\n') ? strchr(l, '\n') : l + strlen(l);
+		const char *hit = strstr(l, tail);
+		if (!strncmp(l, "/*", 2) && hit && hit < end)
+			return strtol(l + 2, NULL, 10);
+	}
+	return -1;
+}
+
+/* The output of cmd (at most n - 1 bytes), "" when it failed. */
+static void run(const char *cmd, char *buf, size_t n)
+{
+	FILE *p = popen(cmd, "r");
+	size_t got = p ? fread(buf, 1, n - 1, p) : 0;
+	buf[got] = '\0';
+	if (p)
+		pclose(p);
+}
+
+/* nm's address (and size) of a symbol. */
+static uint64_t nm_addr(const char *vmlinux, const char *name, uint64_t *size)
+{
+	char cmd[4200], out[256];
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "riscv64-linux-gnu-nm -S '%s' | awk '$NF == \"%s\" { print $1, (NF == 4 ? $2 : 0); "
+	    "exit }'",
+	    vmlinux, name);
+	run(cmd, out, sizeof(out));
+	char *sz = strchr(out, ' ');
+	if (size)
+		*size = sz ? strtoull(sz + 1, NULL, 16) : 0;
+	return strtoull(out, NULL, 16);
+}
+
+/* sampler_trap_layout_read on the booted kernel: every offset and size
+ * gdb's "ptype /o struct pt_regs" and "sizeof(init_stack)" give, and the
+ * entry code's and __schedule's addresses nm gives. */
+static void trap_layout(void)
+{
+	static const Dwfl_Callbacks cbs = {.find_elf = dwfl_build_id_find_elf,
+					   .find_debuginfo = dwfl_standard_find_debuginfo};
+	const char *v = oobtest_gen("linux/sv39/vmlinux");
+	if (!v)
+		SKIP("linux/sv39/vmlinux absent (tests/tools/gen-linux.sh)");
+	if (system("gdb --version >/dev/null 2>&1 && riscv64-linux-gnu-nm --version >/dev/null "
+		   "2>&1") != 0)
+		SKIP("gdb or riscv64-linux-gnu-nm not installed");
+	static char out[16384];
+	char cmd[4300];
+	snprintf(cmd, sizeof(cmd),
+		 "gdb -batch -ex 'ptype /o struct pt_regs' -ex 'print sizeof(struct pt_regs)' -ex "
+		 "'print sizeof(init_stack)' '%s' 2>/dev/null",
+		 v);
+	run(cmd, out, sizeof(out));
+	Dwfl *d = dwfl_begin(&cbs);
+	dwfl_report_begin(d);
+	Dwfl_Module *m = dwfl_report_elf(d, "vmlinux", v, -1, 0, false);
+	dwfl_report_end(d, NULL, NULL);
+	struct sampler_trap_layout l;
+	struct oob_err e = {0};
+	CHECK(m != NULL);
+	CHECK_EQ(sampler_trap_layout_read(m, &l, &e), 0);
+	CHECK_EQ((long)l.regs_size, gdb_value(out, 1));
+	CHECK_EQ((long)l.thread_size, gdb_value(out, 2));
+	CHECK_EQ((long)l.off_epc, gdb_offset(out, "epc"));
+	CHECK_EQ((long)l.off_ra, gdb_offset(out, "ra"));
+	CHECK_EQ((long)l.off_sp, gdb_offset(out, "sp"));
+	CHECK_EQ((long)l.off_s0, gdb_offset(out, "s0"));
+	CHECK_EQ((long)l.off_status, gdb_offset(out, "status"));
+	CHECK_EQ((long)l.off_cause, gdb_offset(out, "cause"));
+	uint64_t size;
+	CHECK_EQ(l.entry_lo, nm_addr(v, "handle_exception", NULL));
+	CHECK_EQ(l.entry_hi, nm_addr(v, "ret_from_fork", NULL));
+	CHECK_EQ(l.sched_lo, nm_addr(v, "__schedule", &size));
+	CHECK_EQ(l.sched_hi - l.sched_lo, size);
+	printf("# pt_regs: %llu bytes, epc %llu ra %llu sp %llu s0 %llu status %llu cause %llu; "
+	       "THREAD_SIZE %llu\n",
+	       (unsigned long long)l.regs_size, (unsigned long long)l.off_epc,
+	       (unsigned long long)l.off_ra, (unsigned long long)l.off_sp,
+	       (unsigned long long)l.off_s0, (unsigned long long)l.off_status,
+	       (unsigned long long)l.off_cause, (unsigned long long)l.thread_size);
+	dwfl_end(d);
+}
+
 int main(void)
 {
 	OOBTEST_BEGIN("test_sample");
@@ -179,6 +283,7 @@ int main(void)
 	RUN(folded_weights);
 	RUN(perf_names);
 	RUN(uniprof_trap);
+	RUN(trap_layout);
 	RUN(errors);
 	return OOBTEST_END();
 }
