@@ -4,11 +4,13 @@
  * (kernel code without a vmlinux, machine-mode firmware, user code of a
  * program not given), and binaries whose bits are not what the trace shows
  * ran at their addresses (another program linked at the same place, whose
- * functions would otherwise be shown under this one's names). Firmware
+ * functions would otherwise be shown under this one's names), and kernel
+ * threads named by their function for want of their comm. Firmware
  * frames get their own kind here. Runs once on the finished profile;
  * nothing in the hot loop but code_put's counters.
  */
 #include <inttypes.h>
+#include <string.h>
 
 #include "profile/profile_impl.h"
 #include "recon/recon_impl.h"
@@ -148,8 +150,30 @@ static void warn_bits(const struct recon *r, struct profile *p)
 	}
 }
 
+/* Kernel threads named by their thread function (tasks/tracker_park.c):
+ * the kernel formats their comm into task_struct, which a trace without
+ * store values does not show. Said once, with an example. */
+static void warn_kthread_names(struct profile *p)
+{
+	size_t n = 0;
+	const char *example = NULL;
+	for (size_t i = 0; i < profile_nprocesses(p); i++) {
+		const char *c = profile_process(p, i)->comm;
+		if (c && !strncmp(c, "[kthread", 8) && (n++, !example))
+			example = c;
+	}
+	if (n)
+		profile_add_warning(
+		    p, "kthread_names",
+		    "%zu kernel threads are named by their thread function (%s), not by their "
+		    "comm (kworker/0:0 ...): the kernel writes the comm into memory, and this "
+		    "trace has no store values to read it from",
+		    n, example);
+}
+
 void recon_warn(const struct recon *r, struct profile *p)
 {
 	warn_code_of_no_elf(r, p);
 	warn_bits(r, p);
+	warn_kthread_names(p);
 }

@@ -5,7 +5,9 @@
 # another way:
 # - a QEMU Linux boot without its vmlinux: "no_vmlinux", and machine-mode
 #   firmware ("firmware", frames of kind "firmware") whose instruction count
-#   equals the plugin's own histogram over OpenSBI's range exactly;
+#   equals the plugin's own histogram over OpenSBI's range exactly; with
+#   it, "kthread_names": as many kernel threads named by their function
+#   as the process list has;
 # - the Spike run with prog but not init (both static, both at 0x10000):
 #   init's code ran at prog's addresses, so its functions would be shown
 #   under prog's names: "bits_mismatch" naming prog; none once init is
@@ -22,9 +24,10 @@ S=$SHARED/fixtures/spike
 if [ -e "$L/boot.oobt" ] && [ -e "$L/boot.hist" ]; then
 	"$CLI" top --json "$L/boot.oobt" >"$W/boot.json" 2>"$W/boot.err"
 	"$CLI" top --json --elf "$L/vmlinux" "$L/boot.oobt" >"$W/bootk.json" 2>"$W/bootk.err"
-	python3 - "$T" "$L/boot.hist" "$W/boot.err" "$W/boot.json" "$W/bootk.err" <<'PY'
+	"$CLI" processes --json --elf "$L/vmlinux" "$L/boot.oobt" >"$W/bootk.procs" 2>/dev/null
+	python3 - "$T" "$L/boot.hist" "$W/boot.err" "$W/boot.json" "$W/bootk.err" "$W/bootk.procs" <<'PY'
 import json, re, sys
-T, hist, err, top, errk = sys.argv[1:]
+T, hist, err, top, errk, procs = sys.argv[1:]
 FW = (0x80000000, 0x80200000)
 fw = kernel = 0
 for line in open(hist):
@@ -53,6 +56,13 @@ check(abs(k - kernel) <= kernel // 10000 and "give the kernel's vmlinux" in open
       "warning %d, histogram %d" % (k, kernel))
 check("kernel code" not in wk and wk.get("machine-mode firmware") == fw,
       "boot with vmlinux: no kernel warning; the firmware one the same", str(wk))
+# kernel threads named by their function, not their comm: said, and counted
+named = [p["comm"] for p in json.load(open(procs))["processes"] if p.get("comm", "").startswith("[kthread")]
+said = re.search(r"warning: (\d+) kernel threads are named by their thread function \((.*?)\), not by their comm",
+                 open(errk).read())
+check(named and said and int(said.group(1)) == len(named) and said.group(2) in named,
+      "boot: kernel threads without their comm said, as many as the process list has",
+      "warning %s, process list %d" % (said and said.group(0), len(named)))
 funcs = json.load(open(top))["functions"]
 fwf = [f for f in funcs if FW[0] <= int(f["addr"], 16) < FW[1]]
 check(fwf and all(f["kind"] == "firmware" for f in fwf), "firmware functions have kind firmware",
