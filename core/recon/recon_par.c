@@ -35,6 +35,9 @@ struct par {
 	const struct trace_split *split;
 	struct oob_err fail; /* a joined chunk's decoding error */
 	uint64_t joined, direct, rerun;
+	/* records of the joined chunks, and of them those the master re-ran up
+	 * to the snapshot (a join's cost) */
+	uint64_t joined_recs, rerun_recs;
 	double worker_cpu; /* seconds of CPU the workers used */
 };
 
@@ -127,11 +130,14 @@ static int join_next(struct par *p, int can_read)
 	}
 	pthread_mutex_unlock(&p->mu);
 	struct recon_chunk *c = slot(p, k);
+	uint64_t g0;
 	if (*st == SLOT_MASTER) {
 		recon_chunk_join(p->r, c); /* no speculation: the chunk's records, in order */
 		p->direct++;
-	} else if (recon_chunk_join(p->r, c)) {
+	} else if (g0 = p->r->run.gseq, recon_chunk_join(p->r, c)) {
 		p->joined++;
+		p->joined_recs += p->r->run.gseq - g0;
+		p->rerun_recs += c->p - g0;
 	} else {
 		p->rerun++;
 	}
@@ -195,13 +201,14 @@ static void par_stop(struct par *p, pthread_t *tids, unsigned nw, unsigned threa
 	for (size_t k = 0; k < p->cap; k++)
 		recon_chunk_free(&p->ring[k]);
 	/* the master's CPU time bounds the wall time from below */
-	OOB_INFO("recon: %u threads, chunks of %u records%s: %llu joined, %llu re-run "
-		 "sequentially, %llu run directly; CPU s: %.2f %s and joining, %.2f in "
-		 "workers",
+	OOB_INFO("recon: %u threads, chunks of %u records%s: %llu joined (the master re-ran "
+		 "%.1f%% of their records, up to their snapshots), %llu re-run sequentially, "
+		 "%llu run directly; CPU s: %.2f %s and joining, %.2f in workers",
 		 threads, per, p->split ? " decoded where they run" : "",
-		 (unsigned long long)p->joined, (unsigned long long)p->rerun,
-		 (unsigned long long)p->direct, thread_cpu(), p->split ? "cutting" : "reading",
-		 p->worker_cpu);
+		 (unsigned long long)p->joined,
+		 p->joined_recs ? 100.0 * (double)p->rerun_recs / (double)p->joined_recs : 0.0,
+		 (unsigned long long)p->rerun, (unsigned long long)p->direct, thread_cpu(),
+		 p->split ? "cutting" : "reading", p->worker_cpu);
 	p->r->par_joined = p->joined;
 	p->r->par_rerun = p->rerun;
 	p->r->par_direct = p->direct;
