@@ -248,6 +248,7 @@ static int parse_opt(struct cli *c, unsigned bit, int opt, char *val)
 	case OPT_MAX_SAMPLES:
 	case OPT_UNWIND:
 	case OPT_INSTRET:
+	case OPT_ONE_THREAD:
 	case OPT_TIMEOUT:
 		return cli_sample_opt(c, opt, val);
 	case OPT_AT:

@@ -210,6 +210,10 @@ static const struct opt_row opts[] = {
     {"instret", NULL, OPT_INSTRET, CLI_SAMPLE,
      "read the instret CSR at each sample (\"# instret N\" lines; guest instructions under "
      "QEMU -icount)"},
+    {"one-thread", NULL, OPT_ONE_THREAD, CLI_SAMPLE,
+     "sample only the hart the stop selected; default: every hart the stub lists (QEMU "
+     "system mode), each sample after a \"# thread ID\" line when there are several. With "
+     "--pid (user mode) always one: QEMU stops only the signalled thread"},
     {"timeout", "MS", OPT_TIMEOUT, CLI_SAMPLE,
      "the longest wait for the stub's answer (default 5000)"},
     {"log-level", "L", OPT_LOG, CLI_ALL | CLI_SAMPLE, "error, warn (default), info, debug"},

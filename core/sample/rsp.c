@@ -360,6 +360,61 @@ int rsp_read_reg(struct rsp *r, unsigned regno, uint64_t *v, struct oob_err *err
 	return 0;
 }
 
+/* The ids of one qfThreadInfo/qsThreadInfo reply "m<id>,<id>..." (with
+ * the multiprocess extension "p<pid>.<tid>": the tid), appended to ids. */
+static int thread_ids(const char *rep, uint64_t *ids, size_t max, size_t *n, struct oob_err *err)
+{
+	for (const char *p = rep + 1; *p;) {
+		const char *dot = strchr(p, '.'), *comma = strchr(p, ',');
+		if (*p == 'p' && dot && (!comma || dot < comma))
+			p = dot + 1;
+		char *end;
+		uint64_t id = strtoull(p, &end, 16);
+		if (end == p || (*end && *end != ','))
+			return oob_err_set(err, -EBADMSG, "thread list: bad id in \"%.40s\"", rep);
+		if (*n < max)
+			ids[*n] = id;
+		(*n)++;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+int rsp_threads(struct rsp *r, uint64_t *ids, size_t max, size_t *n, struct oob_err *err)
+{
+	const char *rep;
+	size_t len;
+	*n = 0;
+	for (const char *q = "qfThreadInfo";; q = "qsThreadInfo") {
+		int rc = rsp_request(r, q, &rep, &len, err);
+		if (rc < 0 || (rc = rsp_check_error(q, rep, len, err)) < 0)
+			return rc;
+		if (!len || rep[0] == 'l')
+			return 0;
+		if (rep[0] != 'm')
+			return oob_err_set(err, -EBADMSG, "%s: unexpected reply \"%.40s\"", q, rep);
+		if ((rc = thread_ids(rep, ids, max, n, err)) < 0)
+			return rc;
+		if (*n > 1u << 20)
+			return oob_err_set(err, -EMSGSIZE, "thread list: over %u threads",
+					   1u << 20);
+	}
+}
+
+int rsp_select_thread(struct rsp *r, uint64_t tid, struct oob_err *err)
+{
+	char cmd[32];
+	const char *rep;
+	size_t len;
+	snprintf(cmd, sizeof(cmd), "Hg%" PRIx64, tid);
+	int rc = rsp_request(r, cmd, &rep, &len, err);
+	if (rc < 0 || (rc = rsp_check_error(cmd, rep, len, err)) < 0)
+		return rc;
+	if (strcmp(rep, "OK"))
+		return oob_err_set(err, -EBADMSG, "%s: unexpected reply \"%.40s\"", cmd, rep);
+	return 0;
+}
+
 int rsp_read_mem(struct rsp *r, uint64_t addr, void *buf, size_t n, struct oob_err *err)
 {
 	size_t piece = (r->pkt_max - 8) / 2;

@@ -2,9 +2,10 @@
  * rsp: a client of the GDB remote serial protocol, enough to sample a
  * running emulator from outside (QEMU user mode `-g PORT`, QEMU system
  * `-gdb tcp::PORT`): packet framing with checksums and acks, run-length
- * and escape decoding of replies, stop replies, registers (g, p), memory
- * (m), target descriptions (qXfer:features:read), continue, interrupt,
- * detach. No Debian library speaks the wire protocol, hence this module.
+ * and escape decoding of replies, stop replies, threads (qfThreadInfo,
+ * Hg), registers (g, p), memory (m), target descriptions
+ * (qXfer:features:read), continue, interrupt, detach. No Debian library speaks the wire protocol,
+ * hence this module.
  *
  * Every wait is bounded by the connection's timeout: a stub that closes the
  * socket, stops answering, answers garbage or keeps sending bad checksums
@@ -85,6 +86,16 @@ int rsp_read_regs(struct rsp *r, uint64_t *regs, size_t max, size_t *n, struct o
 
 /* One register by its number in the target description ("p"). */
 int rsp_read_reg(struct rsp *r, unsigned regno, uint64_t *v, struct oob_err *err);
+
+/* The target's threads (qfThreadInfo, then qsThreadInfo until "l"): QEMU's
+ * guest threads in user mode, its vCPUs (harts) in system mode. Their ids
+ * into ids[0..max), *n how many there are (ids past max are counted, not
+ * kept). A stub without the query gives *n = 0. */
+int rsp_threads(struct rsp *r, uint64_t *ids, size_t max, size_t *n, struct oob_err *err);
+
+/* Makes thread tid the one whose registers and memory (through its address
+ * translation, in system mode) the next g, p and m packets read ("Hg"). */
+int rsp_select_thread(struct rsp *r, uint64_t tid, struct oob_err *err);
 
 /* n bytes of target memory at addr ("m", in pieces the stub takes). */
 int rsp_read_mem(struct rsp *r, uint64_t addr, void *buf, size_t n, struct oob_err *err);

@@ -16,6 +16,8 @@
 #include "util/oob_mem.h"
 
 #define TARGET_SIGINT 2 /* the stub's signal numbers are GDB's (Linux's here) */
+/* Threads (harts) sampled at one stop: those past it are not. */
+#define MAX_THREADS 256
 
 struct run {
 	const struct sampler_opts *o;
@@ -26,6 +28,7 @@ struct run {
 	int instret_reg; /* -1: none */
 	int resume_sig;	 /* the guest's own signal to pass on, 0 none */
 	uint64_t *pcs;
+	uint64_t tids[MAX_THREADS];
 };
 
 static double now_s(void)
@@ -164,6 +167,31 @@ static int take(struct run *x, struct oob_err *err)
 	return ferror(x->out) ? oob_err_set(err, -EIO, "writing the samples failed") : 0;
 }
 
+/* One sample of every thread of the stopped target, each after a
+ * "# thread ID" line when there are several; of the one the stop selected
+ * with o->one_thread, and in QEMU user mode (o->pid), whose stub stops only
+ * the thread the signal went to: the others run on, and the registers it
+ * gives for them are stale (a worker's pc the same at every stop). A stub
+ * without a thread list has one. */
+static int take_all(struct run *x, struct oob_err *err)
+{
+	size_t n = 0;
+	int rc = x->o->one_thread || x->o->pid > 0
+		     ? 0
+		     : rsp_threads(x->r, x->tids, MAX_THREADS, &n, err);
+	if (rc < 0)
+		return rc;
+	if (n <= 1)
+		return take(x, err);
+	for (size_t i = 0; i < n && i < MAX_THREADS; i++) {
+		fprintf(x->out, "# thread %" PRIu64 "\n", x->tids[i]);
+		if ((rc = rsp_select_thread(x->r, x->tids[i], err)) < 0 || (rc = take(x, err)) < 0)
+			return rc;
+	}
+	x->st->multi_stops++;
+	return 0;
+}
+
 /* A period drawn uniformly from [0.5, 1.5) times the mean: a fixed period
  * can lock onto a periodic program's phase and draw the same few points of
  * it again and again (xorshift64: reproducible, no shared state). */
@@ -189,7 +217,7 @@ static int loop(struct run *x, struct oob_err *err)
 		double t = now_s();
 		if ((rc = interrupt(x, err)) < 0 || (rc = wait_stop(x, err)) != 0)
 			break;
-		if ((rc = take(x, err)) < 0 || (rc = resume(x, err)) < 0)
+		if ((rc = take_all(x, err)) < 0 || (rc = resume(x, err)) < 0)
 			break;
 		double after = now_s();
 		x->st->stopped_s += after - t;

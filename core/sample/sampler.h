@@ -13,6 +13,13 @@
  * it, and which the sampler then discards by resuming without a signal. A
  * stop for any other signal is the guest's own: it is resumed with it.
  *
+ * Threads: at each stop every thread the stub lists (qfThreadInfo: QEMU
+ * system mode's vCPUs, all stopped) is sampled, through Hg, each sample
+ * after a "# thread ID" line when there are several. With one_thread, and
+ * in QEMU user mode (pid), only the thread the stop selected: user mode's
+ * stub stops only the thread the signal went to, and gives stale registers
+ * for the others, which run on.
+ *
  * Output: uniprof's address stacks (docs/formats/SAMPLES.md), innermost
  * first, caller frames as return address - 1; each sample ended by 1
  * (complete walk) or 0 (failed); "# instret N" before a sample when the
@@ -43,6 +50,7 @@ struct sampler_opts {
 	size_t nelfs;
 	unsigned max_depth; /* frames per stack (0: 1024) */
 	int instret;	    /* read the instret CSR at each sample */
+	int one_thread;	    /* only the thread the stop selected, not all */
 	int timeout_ms;	    /* every wait for the stub (0: 5000) */
 };
 
@@ -50,11 +58,12 @@ struct sampler_stats {
 	uint64_t samples, failed; /* failed: walks ended by a bad frame or memory */
 	uint64_t late;		  /* ticks skipped because a sample overran its period */
 	uint64_t mem_reads, mem_bytes;
-	uint64_t leaf_walks; /* walk segments continued past a function without CFI */
-	double wall_s;	     /* from the first resume to the end */
-	double stopped_s;    /* time the target spent stopped by us */
-	int exited;	     /* the target exited (W/X, or closed the connection) */
-	int exit_status;     /* W: status, X: 128 + signal, closed: -1 */
+	uint64_t leaf_walks;  /* walk segments continued past a function without CFI */
+	uint64_t multi_stops; /* stops that sampled several threads */
+	double wall_s;	      /* from the first resume to the end */
+	double stopped_s;     /* time the target spent stopped by us */
+	int exited;	      /* the target exited (W/X, or closed the connection) */
+	int exit_status;      /* W: status, X: 128 + signal, closed: -1 */
 };
 
 /* Samples the target at o->target until it exits, o->duration_ms passes or

@@ -67,7 +67,6 @@ CLI=$OOB_BUILDDIR/oobprof
 MAP=$OOB_BUILDDIR/tests/tools/minstret
 W=$OOB_BUILDDIR/tests/out/sample_exact
 L=$OOB_BUILDDIR/tests/gen/linux
-FW=${OPENSBI_FW:-/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_jump.bin}
 rm -rf "$W" && mkdir -p "$W"
 pass() { echo "PASS: $T: $1"; }
 fail() { echo "FAIL: $T: $1: $2"; }
@@ -136,8 +135,8 @@ PY
 	fi
 fi
 
-if ! command -v qemu-system-riscv64 >/dev/null 2>&1 || [ ! -e "$L/sv39/boot.oobt" ] ||
-	[ ! -e "$FW" ]; then
+. "$OOB_SRCDIR/tests/tools/boot-lib.sh"
+if ! boot_ready; then
 	echo "SKIP: $T: no qemu-system-riscv64, OpenSBI or booted Linux (gen-linux.sh)"
 	exit 0
 fi
@@ -145,33 +144,12 @@ if [ ! -x "$MAP" ]; then
 	fail setup "$MAP not built (make)"
 	exit 0
 fi
-PROGS="init calls sort syscalls signals waits"
-ELFS="--elf $L/sv39/vmlinux"
-for p in $PROGS; do
-	ELFS="$ELFS --elf $L/$p"
-done
-
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-qemu-system-riscv64 -M virt -m 256M -smp 1 -nographic -no-reboot -bios "$FW" \
-	-kernel "$L/sv39/Image" -icount shift=0,sleep=off,align=off -seed 1 \
-	-gdb "tcp:127.0.0.1:$port" -S >"$W/console" 2>&1 &
-QPID=$!
-# the stub listens once QEMU is up: retry the connection for 10 s
-i=0
-while ! grep -qi ":$(printf '%04X' "$port") 00000000:0000 0A" /proc/net/tcp 2>/dev/null && [ $i -lt 200 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
+boot_elfs
 start=$(date +%s)
-# shellcheck disable=SC2086
-timeout 300 "$CLI" sample --hz 1000 --unwind cfi $ELFS --instret "127.0.0.1:$port" \
-	-o "$W/samples" 2>"$W/sample.err"
-rc=$?
-wait "$QPID"
-QPID=
-cat "$W/sample.err"
+boot_sample "$W/console" 1 "-icount shift=0,sleep=off,align=off" "$W/samples" --hz 1000 --instret
+cat "$W/samples.err"
 if [ $rc != 0 ] || ! grep -q "reboot: Power down" "$W/console"; then
-	fail sample "exit $rc, $(head -c 300 "$W/sample.err"); console: $(tail -c 200 "$W/console")"
+	fail sample "exit $rc, $(head -c 300 "$W/samples.err"); console: $(tail -c 200 "$W/console")"
 	exit 0
 fi
 echo "# sampled in $(($(date +%s) - start)) s"

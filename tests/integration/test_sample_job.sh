@@ -21,17 +21,12 @@ T=test_sample_job
 begin_test sample_job || exit 0
 CLI=$OOB_BUILDDIR/oobprof
 L=$GEN/linux
-FW=${OPENSBI_FW:-/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_jump.bin}
-if ! command -v qemu-system-riscv64 >/dev/null 2>&1 || [ ! -e "$L/sv39/boot.oobt" ] ||
-	[ ! -e "$FW" ]; then
+. "$OOB_SRCDIR/tests/tools/boot-lib.sh"
+if ! boot_ready; then
 	skip all "no qemu-system-riscv64, OpenSBI or booted Linux (gen-linux.sh)"
 	exit 0
 fi
-PROGS="init calls sort syscalls signals waits"
-ELFS="--elf $L/sv39/vmlinux"
-for p in $PROGS; do
-	ELFS="$ELFS --elf $L/$p"
-done
+boot_elfs
 QPID=
 cleanup() {
 	[ -n "$QPID" ] && kill "$QPID" 2>/dev/null
@@ -39,27 +34,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-qemu-system-riscv64 -M virt -m 256M -smp 1 -nographic -no-reboot -bios "$FW" \
-	-kernel "$L/sv39/Image" -icount shift=0,sleep=off,align=off -seed 1 \
-	-gdb "tcp:127.0.0.1:$port" -S >"$W/console" 2>&1 &
-QPID=$!
-i=0
-while ! grep -qi ":$(printf '%04X' "$port") 00000000:0000 0A" /proc/net/tcp 2>/dev/null && [ $i -lt 200 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
-# shellcheck disable=SC2086
-timeout 300 "$CLI" sample --hz 1000 --unwind cfi $ELFS "127.0.0.1:$port" \
-	-o "$W/boot.samples" 2>"$W/sample.err"
-rc=$?
-wait "$QPID"
-QPID=
+boot_sample "$W/console" 1 "-icount shift=0,sleep=off,align=off" "$W/boot.samples" --hz 1000
 if [ $rc != 0 ] || ! grep -q "# trap \[" "$W/boot.samples"; then
-	fail sample "exit $rc, $(head -c 300 "$W/sample.err"), no joined stacks?"
+	fail sample "exit $rc, $(head -c 300 "$W/boot.samples.err"), no joined stacks?"
 	exit 0
 fi
-cat "$W/sample.err"
+cat "$W/boot.samples.err"
 
 # the CLI's side
 # shellcheck disable=SC2086

@@ -1,8 +1,12 @@
 /* test_rsp: the GDB remote protocol's wire format (sample/rsp.h) on
  * packets written out by hand from the protocol's definition: checksums
  * (sum of the bytes between '$' and '#', mod 256), escapes ("}x" is x ^
- * 0x20), run lengths ("c* " is c repeated 1 + 3 times), stop replies. */
+ * 0x20), run lengths ("c* " is c repeated 1 + 3 times), stop replies; the
+ * thread list and Hg over a socket whose stub replies are written ahead. */
+#include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "oobtest.h"
 #include "sample/rsp.h"
@@ -88,6 +92,49 @@ static void hex_and_stops(void)
 	CHECK_EQ(rsp_check_error("m0,8", "0011", 4, NULL), 0);
 }
 
+/* An ack and the packet of text, framed from the definition, into fd. */
+static void stub_says(int fd, const char *text)
+{
+	unsigned sum = 0;
+	char buf[256];
+	for (const char *p = text; *p; p++)
+		sum += (unsigned char)*p;
+	int n = snprintf(buf, sizeof(buf), "+$%s#%02x", text, sum & 0xff);
+	CHECK_EQ(write(fd, buf, (size_t)n), n);
+}
+
+/* The thread list over a stub whose replies wait in the socket: two
+ * qfThreadInfo/qsThreadInfo pages (plain and multiprocess ids), "l" at the
+ * end; Hg's OK; a list longer than the room; an error reply. */
+static void threads(void)
+{
+	int sv[2];
+	CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	struct rsp *r = rsp_from_fd(sv[0], 2000);
+	struct oob_err e = {0};
+	uint64_t ids[2];
+	size_t n = 99;
+	stub_says(sv[1], "m1,2");
+	stub_says(sv[1], "mp01.3");
+	stub_says(sv[1], "l");
+	CHECK_EQ(rsp_threads(r, ids, 2, &n, &e), 0);
+	CHECK_EQ(n, 3); /* counted; the third not kept */
+	CHECK_EQ(ids[0], 1);
+	CHECK_EQ(ids[1], 2);
+	stub_says(sv[1], "OK");
+	CHECK_EQ(rsp_select_thread(r, 2, &e), 0);
+	stub_says(sv[1], "");
+	CHECK_EQ(rsp_threads(r, ids, 2, &n, &e), 0);
+	CHECK_EQ(n, 0); /* no thread list: the caller samples the one stopped */
+	stub_says(sv[1], "E01");
+	CHECK_EQ(rsp_select_thread(r, 7, &e), -EIO);
+	CHECK(strstr(e.msg, "Hg7") != NULL);
+	stub_says(sv[1], "mzz");
+	CHECK_EQ(rsp_threads(r, ids, 2, &n, &e), -EBADMSG);
+	rsp_free(r);
+	close(sv[1]);
+}
+
 int main(void)
 {
 	OOBTEST_BEGIN("test_rsp");
@@ -95,5 +142,6 @@ int main(void)
 	RUN(partial_and_noise);
 	RUN(bad_packets);
 	RUN(hex_and_stops);
+	RUN(threads);
 	return OOBTEST_END();
 }
