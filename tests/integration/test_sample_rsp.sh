@@ -26,6 +26,9 @@
 #   block starts, and host time is spent on the block lookups of returns
 #   (measured: ~1 % of the samples where instructions say 0.002 %);
 # - --instret: one "# instret N" line per sample, N non-decreasing;
+# - a program of three threads (tests/fixtures/sample/threads.c): QEMU user
+#   mode stops only the thread the signal went to, so only that one is
+#   sampled (no "# thread" lines), and its stacks are exact ones (CFI);
 # - bad stubs (tests/tools/bad_stub.py: closes, bad checksums, garbage,
 #   silence) and no stub: exit status 1 and a message naming the fault,
 #   within the timeout (no hang).
@@ -119,7 +122,10 @@ riscv64-linux-gnu-gcc $FLAGS -fno-omit-frame-pointer -fno-shrink-wrap -o "$W/fp"
 	fail build "riscv64-linux-gnu-gcc failed"
 	exit 0
 }
-for v in fp cfi; do
+# three threads, each in its own loop (threads.c), for the user-mode rule
+riscv64-linux-gnu-gcc $FLAGS -fomit-frame-pointer -pthread -o "$W/thr" \
+	"$OOB_SRCDIR/tests/fixtures/sample/threads.c" || fail build "threads.c"
+for v in fp cfi thr; do
 	env -i qemu-riscv64 -plugin "$PLUGIN,out=$W/$v.oobt" "$W/$v" 20 >/dev/null &&
 		"$CLI" fold --elf "$W/$v" "$W/$v.oobt" >"$W/$v.exact" 2>"$W/$v.fold.err" || {
 		fail "$v: exact profile" "$(head -c 300 "$W/$v.fold.err")"
@@ -278,6 +284,14 @@ for v in cfi fp; do
 	check_shares $v && pass "$v: shares within 3 sigma of the exact ones (oobprof diff)" ||
 		fail "$v: shares" "$(head -c 300 "$W/$v.diff.err")"
 done
+# QEMU user mode's stub stops only the thread SIGINT went to and gives
+# stale registers for the others: with --pid the sampler samples that one
+# alone (no "# thread" lines), and its stacks are exact ones.
+if sample thr cfi; then
+	check_stacks thr cfi && ! grep -q "^# thread" "$W/thr.samples" &&
+		pass "threads, user mode: the signalled thread alone, its stacks exact ones" ||
+		fail "threads, user mode" "$(grep -c '^# thread' "$W/thr.samples") thread lines"
+fi
 python3 - "$W/cfi.samples" <<'PY' && pass "--instret: one non-decreasing instret per sample" || fail "--instret" "see above"
 import sys
 vals, n = [], 0
@@ -306,31 +320,20 @@ PY
 # samples must have 3 frames or more.
 # minstret (instructions under -icount) never falls.
 L=$OOB_BUILDDIR/tests/gen/linux
-FW=${OPENSBI_FW:-/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_jump.bin}
-if ! command -v qemu-system-riscv64 >/dev/null 2>&1 || [ ! -e "$L/sv39/boot.oobt" ] ||
-	[ ! -e "$FW" ]; then
+. "$OOB_SRCDIR/tests/tools/boot-lib.sh"
+if ! boot_ready; then
 	echo "SKIP: $T: system: no qemu-system-riscv64, OpenSBI or booted Linux (gen-linux.sh)"
 	exit 0
 fi
-ELFS="--elf $L/sv39/vmlinux --elf $L/init --elf $L/calls --elf $L/sort --elf $L/syscalls --elf $L/signals --elf $L/waits"
-port=$(free_port)
-qemu-system-riscv64 -M virt -m 256M -smp 1 -nographic -no-reboot -bios "$FW" \
-	-kernel "$L/sv39/Image" -icount shift=0,sleep=off,align=off -seed 1 \
-	-gdb "tcp:127.0.0.1:$port" -S >"$W/sys.console" 2>&1 &
-QPID=$!
-wait_port "$port" || fail system "qemu-system-riscv64 -gdb: nothing listens on $port"
-# shellcheck disable=SC2086
-timeout 300 "$CLI" sample --hz 1000 --unwind cfi $ELFS --instret "127.0.0.1:$port" \
-	-o "$W/sys.samples" 2>"$W/sys.err"
-rc=$?
-wait "$QPID"
-QPID=
-cat "$W/sys.err"
+boot_elfs
+boot_sample "$W/sys.console" 1 "-icount shift=0,sleep=off,align=off" "$W/sys.samples" \
+	--hz 1000 --instret
+cat "$W/sys.samples.err"
 # shellcheck disable=SC2086
 "$CLI" fold $ELFS "$L/sv39/boot.oobt" >"$W/sys.exact" 2>/dev/null &&
 	"$CLI" fold $ELFS "$W/sys.samples" >"$W/sys.fold" 2>/dev/null
 if [ $rc != 0 ] || ! grep -q "reboot: Power down" "$W/sys.console"; then
-	fail system "exit $rc, $(head -c 300 "$W/sys.err"); console: $(tail -c 200 "$W/sys.console")"
+	fail system "exit $rc, $(head -c 300 "$W/sys.samples.err"); console: $(tail -c 200 "$W/sys.console")"
 	exit 0
 fi
 python3 - "$W/sys.exact" "$W/sys.fold" "$W/sys.samples" \
