@@ -1,9 +1,8 @@
 // job.js: one job's result. A d3-flame-graph of the calling-context tree
 // (search, click to zoom, reset, a tooltip with the exact counts), the metric
-// and filter switches, the process tree (when the trace told processes
-// apart; a click shows one process's flame graph), the top functions as a
-// sortable table, and the exports (files, or speedscope bundled with the
-// viewer).
+// and filter switches, the process tree (proctree.js; a click shows one
+// process's flame graph), the top functions as a sortable table, and the
+// exports (files, or speedscope bundled with the viewer).
 //
 // d3-flame-graph 5.0.0's UMD build: the global `flamegraph` is a namespace
 // (flamegraph.default() makes a chart, flamegraph.tooltip has the tooltip);
@@ -14,44 +13,16 @@ import { ORDERS, keyboardFrames, screenTooltip } from './flame.js';
 import { drawSandwich } from './sandwich.js';
 import { drawAnnotate } from './annotate.js';
 import { pagedTable } from './table.js';
+import { HIGHLIGHT, frameColor, legend } from './colors.js';
+import { processLabel, processTree } from './proctree.js';
 import {
   bytes, date, el, escapeHTML, hashParams, ipc, jobTotal, message, num, percent, progressBar, progressLabel, progressOf,
   setHashParams, spinner,
 } from './util.js';
 
-const HIGHLIGHT = '#e600e6';
 // Nodes asked for at first: a document of a few hundred kB that d3 draws at
 // once. "Show all" asks for every node (max_nodes=0).
 const MAX_NODES = 4000;
-const KINDS = [
-  ['user', 'user-space function'],
-  ['kernel', 'kernel function'],
-  ['marker', 'trap or interrupt entry, [unknown]'],
-  ['process', 'process root'],
-  ['inline', 'inlined function'],
-  ['firmware', 'machine-mode firmware (OpenSBI)'],
-];
-
-// Kernel frames in blues, user frames in oranges: told apart also by people
-// who do not see red and green apart. Light fills keep black labels readable.
-function hashOf(name) {
-  let h = 0;
-  for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
-  return h;
-}
-
-export function frameColor(libtype, name) {
-  const v = (hashOf(name || '') % 1000) / 1000;
-  switch (libtype) {
-    case 'kernel': return `hsl(${205 + 20 * v}, 70%, ${68 + 12 * v}%)`;
-    case 'marker': return `hsl(0, 0%, ${72 + 8 * v}%)`;
-    case 'process': return `hsl(${150 + 15 * v}, 40%, ${66 + 10 * v}%)`;
-    case 'inline': return `hsl(${48 + 8 * v}, 85%, ${70 + 10 * v}%)`;
-    case 'firmware': return `hsl(${270 + 20 * v}, 45%, ${72 + 10 * v}%)`;
-    case 'root': return 'hsl(0, 0%, 86%)';
-    default: return `hsl(${12 + 28 * v}, 85%, ${64 + 12 * v}%)`;
-  }
-}
 
 // Names from the root to d ("all" excluded): the key that matches a node of
 // one flame graph with the same context in another (other metric).
@@ -98,90 +69,6 @@ function warnings(list) {
   if (!list || !list.length) return null;
   return el('ul', { class: 'warnings', role: 'alert', 'aria-label': 'warnings' },
     list.map((w) => el('li', { 'data-kind': w.kind }, w.message)));
-}
-
-function legend() {
-  return el('ul', { class: 'legend', 'aria-label': 'colours' },
-    KINDS.map(([k, label]) => el('li', {},
-      el('span', { class: 'swatch', style: `background:${frameColor(k, 'sample')}` }), label)),
-    el('li', {}, el('span', { class: 'swatch', style: `background:${HIGHLIGHT}` }), 'search match'));
-}
-
-// ---- the process tree ----
-
-// A process's CPU: user plus kernel, in cycles when the flame graph shows
-// cycles (and the trace has them), else in instructions.
-function processWeight(p, byCycles) {
-  const w = byCycles ? p.cycles : p.instructions;
-  return w ? w.user + w.kernel : 0;
-}
-
-export function processLabel(p) {
-  return p.pid >= 0 ? `${p.comm || '?'} ${p.pid}` : `${p.comm || '?'} (pid unknown)`;
-}
-
-// Children by parent pid. A process whose parent is not in the trace is a
-// root; so is one whose ancestry loops (pid reuse), found as never visited.
-function childrenByParent(procs) {
-  const pids = new Set(procs.filter((p) => p.pid >= 0).map((p) => p.pid));
-  const kids = new Map();
-  const roots = [];
-  for (const p of procs) {
-    if (p.ppid >= 0 && p.ppid !== p.pid && pids.has(p.ppid)) {
-      if (!kids.has(p.ppid)) kids.set(p.ppid, []);
-      kids.get(p.ppid).push(p);
-    } else {
-      roots.push(p);
-    }
-  }
-  return [roots, kids];
-}
-
-// The share as text and as a bar; the exact counts in the title.
-function shareOf(p, total, byCycles) {
-  const w = processWeight(p, byCycles);
-  const unit = byCycles ? 'cycles' : 'instructions';
-  const src = byCycles ? p.cycles : p.instructions;
-  const pct = total ? (100 * w) / total : 0;
-  return el('span', { class: 'proc-share', title: `${num(w)} ${unit}: user ${num(src.user)}, kernel ${num(src.kernel)}` },
-    el('span', { class: 'share-bar', 'aria-hidden': 'true' }, el('span', { style: `width:${pct.toFixed(2)}%` })),
-    el('span', { class: 'share-text' }, percent(w, total)),
-    el('span', { class: 'muted' }, ` ${num(w)} ${byCycles ? 'cycles' : 'instr.'}`));
-}
-
-// Nested lists, each process a row: a show/hide button when it has
-// children, a button that filters the flame graph, its exec paths and its
-// share of all processes. Plain buttons: reachable and usable by keyboard.
-function processTree(procs, byCycles, selected, onPick) {
-  const [roots, kids] = childrenByParent(procs);
-  const total = procs.reduce((a, p) => a + processWeight(p, byCycles), 0);
-  const visited = new Set();
-  const item = (p) => {
-    visited.add(p);
-    const label = processLabel(p);
-    const sub = (p.pid >= 0 ? kids.get(p.pid) || [] : []).filter((c) => !visited.has(c)).map(item);
-    const list = sub.length ? el('ul', {}, sub) : null;
-    const toggle = list ? el('button', {
-      type: 'button', class: 'proc-toggle', 'aria-expanded': 'true', 'aria-label': `children of ${label}`,
-      onclick: (e) => {
-        const open = list.hidden;
-        list.hidden = !open;
-        e.currentTarget.setAttribute('aria-expanded', String(open));
-      },
-    }) : el('span', { class: 'proc-toggle-space' });
-    const pick = el('button', {
-      type: 'button', class: 'link proc-pick', 'aria-pressed': String(selected === p.pid),
-      title: p.pid >= 0 ? `flame graph of ${label} only` : 'flame graph of the tasks whose pid is unknown',
-      onclick: () => onPick(p),
-    }, label);
-    const execs = p.exec && p.exec.length ?
-      el('span', { class: 'proc-exec muted' }, 'exec ', p.exec.map((x) => x.path).join(', ')) : null;
-    return el('li', { 'data-pid': p.pid }, el('div', { class: 'proc-row' }, toggle, pick, execs,
-      shareOf(p, total, byCycles)), list);
-  };
-  const top = roots.map(item);
-  for (const p of procs) if (!visited.has(p)) top.push(item(p));
-  return el('ul', { class: 'proc-tree', 'aria-label': 'processes' }, top);
 }
 
 function select(id, label, options, value) {

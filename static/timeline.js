@@ -12,7 +12,7 @@
 // steps above the harts, and the hart intervals it ran in outlined.
 import { getJSON } from './api.js';
 import { el, message, num, percent, spinner } from './util.js';
-import { frameColor } from './job.js';
+import { frameColor } from './colors.js';
 
 const LANE = 18;
 const LABEL = 150;
