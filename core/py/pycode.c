@@ -11,6 +11,10 @@
 
 #include "util/oob_mem.h"
 
+/* CPython's code objects hold at most INT_MAX bytes of bytecode; a map's
+ * are real programs' (the largest stdlib function has a few thousand). */
+#define PYCODE_MAX_INSNS (1u << 24)
+
 void pycode_free(struct pycode *m)
 {
 	if (!m)
@@ -73,6 +77,31 @@ static void set_name(struct pycode_obj *o, const char *q, const char *file, unsi
 	o->qualname = oob_xstrdup(q);
 }
 
+/* What a map must hold once read: the last code object whole, callees and
+ * handlers that exist. */
+static int check(const struct pycode *m, struct pycode_obj *last, uint32_t want, const char *path,
+		 struct oob_err *err)
+{
+	if (!m->n)
+		return oob_err_set(err, -EINVAL, "%s: no code objects", path);
+	if (last->nin != want || resolve(last))
+		return oob_err_set(err, -EINVAL, "%s: the last code object is incomplete", path);
+	for (uint32_t k = 0; k < m->n; k++) {
+		const struct pycode_obj *o = &m->v[k];
+		for (uint32_t c = 0; c < o->ncalls; c++)
+			if (o->calls[c].code >= m->n)
+				return oob_err_set(err, -EINVAL,
+						   "%s: %s calls code object %u of %u", path,
+						   o->name, o->calls[c].code, m->n);
+		for (uint32_t c = 0; c < o->nexc; c++)
+			if (pycode_at(o, o->exc[c].target) == PYCODE_NONE)
+				return oob_err_set(err, -EINVAL,
+						   "%s: %s: a handler at no instruction (%u)", path,
+						   o->name, o->exc[c].target);
+	}
+	return 0;
+}
+
 int pycode_load(const char *path, struct pycode **out, struct oob_err *err)
 {
 	*out = NULL;
@@ -82,7 +111,7 @@ int pycode_load(const char *path, struct pycode **out, struct oob_err *err)
 	struct pycode *m = oob_xcalloc(1, sizeof(*m));
 	for (int k = 0; k < 256; k++)
 		m->deopt[k] = (uint16_t)k;
-	size_t cap = 0, capi = 0, capx = 0, capc = 0;
+	size_t cap = 0, capx = 0, capc = 0;
 	char buf[4096], a[1024], b[2048], s[64];
 	unsigned line = 0, x, y, z, want = 0;
 	struct pycode_obj *o = NULL;
@@ -99,7 +128,8 @@ int pycode_load(const char *path, struct pycode **out, struct oob_err *err)
 		if (sscanf(buf, "op %u %u %u", &x, &y, &z) == 3 && x < 256 && y < 256 && z <= 2) {
 			m->deopt[x] = (uint16_t)y;
 			m->kind[x] = (uint8_t)z;
-		} else if (sscanf(buf, "code %1023s %2047s %u %u", a, b, &x, &y) == 4) {
+		} else if (sscanf(buf, "code %1023s %2047s %u %u", a, b, &x, &y) == 4 &&
+			   y <= PYCODE_MAX_INSNS) {
 			if (o && (o->nin != want || resolve(o))) {
 				rc =
 				    bad(f, err, path, line, "the code object before is incomplete");
@@ -111,7 +141,7 @@ int pycode_load(const char *path, struct pycode **out, struct oob_err *err)
 			set_name(o, a, b, x);
 			want = y;
 			o->in = oob_xcalloc(y ? y : 1, sizeof(*o->in));
-			capi = capx = capc = 0;
+			capx = capc = 0;
 		} else if (o && sscanf(buf, "i %u %u %63s", &x, &y, s) == 3 && o->nin < want &&
 			   y < 256) {
 			struct pycode_insn *in = &o->in[o->nin];
@@ -133,25 +163,11 @@ int pycode_load(const char *path, struct pycode **out, struct oob_err *err)
 			goto fail;
 		}
 	}
-	(void)capi;
 	fclose(f);
-	if (o && (o->nin != want || resolve(o)))
-		return pycode_free(m),
-		       oob_err_set(err, -EINVAL, "%s: the last code object is incomplete", path);
-	for (uint32_t k = 0; k < m->n; k++) {
-		for (uint32_t c = 0; c < m->v[k].ncalls; c++)
-			if (m->v[k].calls[c].code >= m->n)
-				return pycode_free(m),
-				       oob_err_set(err, -EINVAL, "%s: a call names code %u of %u",
-						   path, m->v[k].calls[c].code, m->n);
-		for (uint32_t c = 0; c < m->v[k].nexc; c++)
-			if (pycode_at(&m->v[k], m->v[k].exc[c].target) == PYCODE_NONE)
-				return pycode_free(m),
-				       oob_err_set(err, -EINVAL, "%s: a handler at no instruction",
-						   path);
+	if ((rc = check(m, o, want, path, err)) < 0) {
+		pycode_free(m);
+		return rc;
 	}
-	if (!m->n)
-		return pycode_free(m), oob_err_set(err, -EINVAL, "%s: no code objects", path);
 	*out = m;
 	return 0;
 fail:

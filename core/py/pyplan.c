@@ -379,6 +379,8 @@ struct pyfollow *pyfollow_new(const struct pyeval *ev, const struct pycode *map)
 
 void pyfollow_pc(struct pyfollow *f, uint64_t seq, uint64_t pc)
 {
+	if (pc - f->ev->lo >= f->ev->hi - f->ev->lo)
+		return; /* every place followed is in the eval function */
 	uint64_t *v = oob_map_get(&f->labels, pc);
 	if (!v)
 		return;
