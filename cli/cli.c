@@ -157,6 +157,9 @@ static int parse_opt(struct cli *c, unsigned bit, int opt, char *val)
 	case OPT_INLINE:
 		c->ro.inline_frames = 1;
 		return 0;
+	case OPT_PYCODE:
+		c->ro.pycode = val;
+		return 0;
 	case OPT_JSON:
 		c->json = 1;
 		return 0;

@@ -111,6 +111,9 @@ static const struct opt_row opts[] = {
     {"annotate", NULL, OPT_ANNOTATE, CLI_FOLD | CLI_EXPORT | CLI_FLAMEGRAPH,
      "add _[k] to kernel frames"},
     {"inline", NULL, OPT_INLINE, CLI_RECON, "add inlined functions as frames"},
+    {"pycode", "MAP", OPT_PYCODE, CLI_RECON,
+     "add the frames of a CPython 3.11 program (code map of tests/tools/pycode.py) inside "
+     "the interpreter's"},
     {"pcs", NULL, OPT_PCS, CLI_EXPORT,
      "pprof: count per pc, so that locations are exact pcs with their lines (pprof -list "
      "shows per-line counts), one mapping per binary with its build-id, and processes are "

@@ -76,6 +76,12 @@ struct profile_stats {
 	uint64_t switch_misfits;     /* ... returns to user space that no candidate's stack fits */
 	uint64_t maps, maps_skipped; /* sideband map events applied; naming no ELF given */
 	uint64_t raw_bytes;	     /* input bytes read */
+	/* Python frames (recon_opts.pycode, RECONSTRUCTION.md 17): frames started,
+	 * identified by their opcodes alone, by their caller's call site, as the
+	 * one generator alive; left ambiguous, of no code object of the map;
+	 * ends planned where the stack had no Python frame on top */
+	uint64_t py_frames, py_by_opcodes, py_by_call_site, py_by_generator;
+	uint64_t py_ambiguous, py_unknown, py_mismatch;
 	/* Sampled profiles (sample/sample.h): node weights are sample counts,
 	 * kept in the instruction fields (metric "instructions", alias
 	 * "samples"). samples counts every sample read, failed and truncated
@@ -120,6 +126,13 @@ struct profile_stats {
 	X(switch_misfits)                                                                          \
 	X(maps)                                                                                    \
 	X(maps_skipped)                                                                            \
+	X(py_frames)                                                                               \
+	X(py_by_opcodes)                                                                           \
+	X(py_by_call_site)                                                                         \
+	X(py_by_generator)                                                                         \
+	X(py_ambiguous)                                                                            \
+	X(py_unknown)                                                                              \
+	X(py_mismatch)                                                                             \
 	X(records_cut)                                                                             \
 	X(raw_bytes)                                                                               \
 	X(samples)                                                                                 \

@@ -103,6 +103,8 @@ static uint32_t hart_run(struct recon *r, struct tracker_hart *h, const struct t
 			else
 				blk = recon_transition(r, h, blk, nb, i);
 			pos = 0;
+			if (h->seq + i == r->py_at)
+				recon_py_event(r, h, i);
 			if (r->chk && chunk_event(r, h, blk, i))
 				break;
 		}
@@ -118,6 +120,8 @@ static uint32_t hart_run(struct recon *r, struct tracker_hart *h, const struct t
 		if (k < m) {
 			blk = recon_deviation(r, h, blk, pos, i);
 			pos = 0;
+			if (h->seq + i == r->py_at)
+				recon_py_event(r, h, i);
 			if (r->chk && chunk_event(r, h, blk, i))
 				break;
 		}
@@ -475,6 +479,7 @@ static int open_run(const struct recon_opts *opts, const struct recon *lender, s
 	r->opts = opts;
 	r->run.svc = &recon_services;
 	r->max_depth = opts->max_depth ? opts->max_depth : RECON_MAX_DEPTH_DEFAULT;
+	r->py_at = UINT64_MAX;
 	frame_table_init(&r->run.frames);
 	cct_init(&r->cct);
 	code_chains_init(&r->chains);
@@ -530,6 +535,7 @@ void recon_free(struct recon *r)
 	free(r->seen_bits);
 	oob_map_destroy(&r->inl);
 	recon_pcs_free(r);
+	recon_py_free(r);
 	recon_nonlocal_free(r);
 	proc_destroy(&r->run.proc);
 	for (size_t k = 0; k < r->run.nspaces; k++) {

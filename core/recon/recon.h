@@ -81,6 +81,9 @@ struct recon_opts {
 	enum recon_tasks tasks;
 	enum recon_nonlocal nonlocal;
 	int inline_frames; /* add DWARF inline frames under their functions */
+	/* Python frames (RECONSTRUCTION.md 17): the code map (tests/tools/pycode.py)
+	 * of the CPython program the trace ran, or NULL. One hart, sequential. */
+	const char *pycode;
 	/* Count instructions, cycles and calls per (calling context, pc), with
 	 * each pc's source line and inline chain (profile_pcs): for annotated
 	 * views and pc-exact exports. Off by default: the counts cost a compare

@@ -97,6 +97,8 @@ static struct code_block *ret(struct recon *r, struct tracker_hart *h, struct co
 	recon_flush(r, h, i);
 	r->run.st.events++;
 	r->run.st.returns++;
+	if (r->py)
+		recon_py_leave(r, h);
 	if (r->trk && r->trk->ops->on_return)
 		r->trk->ops->on_return(r->trk, h, nb->start, i);
 	if (r->go) {

@@ -77,7 +77,32 @@ struct recon {
 	struct recon_chk *chk; /* recon_chunk.c: a chunk run (speculative or a join's
 				  re-run), NULL in the sequential run */
 	struct recon_pcs *pcs; /* recon_pcs.c: per-pc counts (opts->pcs), or NULL */
+	/* recon_py.c: Python frames (opts->pycode): the plan, its next event and
+	 * that event's record index on the plan's hart (UINT64_MAX: none, so
+	 * the per-block test never holds without a plan) */
+	struct pyplan *py;
+	size_t py_i;
+	uint64_t py_at;
+	uint32_t *py_frames; /* frame of each plan name, FRAME_NONE until used */
 };
+
+/* recon_py.c: Python frames. load makes the plan (recon_run, before the
+ * records); event applies the plan's event at record i (a dispatch: h's
+ * record index is r->py_at); leave pops the Python frames on top of h's
+ * stack before the eval function's C frame returns. */
+int recon_py_load(struct recon *r, const char *const *traces, size_t ntraces, struct oob_err *err);
+void recon_py_free(struct recon *r);
+void recon_py_event(struct recon *r, struct tracker_hart *h, uint32_t i);
+void recon_py_leave(struct recon *r, struct tracker_hart *h);
+/* recon_stack.c: pushes an entry that shows as frame shown in the profile
+ * and the stack events, inside the top's function (the control-flow rules
+ * see the top's frame). */
+void recon_push_inside(struct recon *r, struct tracker_hart *h, uint32_t shown);
+/* 1 if the entry shows another frame than its own (recon_push_inside) */
+static inline int recon_entry_inside(const struct recon *r, const struct stack_entry *e)
+{
+	return r->cct.v[e->node].frame != e->frame;
+}
 
 /* recon_pcs.c: per-pc counts. hit counts records [i, i + k) of the batch,
  * which matched blk from pos, under the hart's top node; sites symbolizes

@@ -88,6 +88,8 @@ static const char *par_reason(const struct recon *r)
 		return "stack events are wanted";
 	if (o->inline_frames)
 		return "inline frames";
+	if (o->pycode)
+		return "Python frames";
 	if (o->pcs)
 		return "per-pc counts (kept with the code blocks, not per chunk)";
 	if (o->pcs)
@@ -176,6 +178,8 @@ int recon_run(const struct recon_opts *opts, const char *const *traces, size_t n
 			return run_sampled(opts, traces[0], f, out, err);
 	}
 	if ((rc = recon_open(opts, &r, err)) < 0)
+		goto out;
+	if (opts->pycode && (rc = recon_py_load(r, traces, ntraces, err)) < 0)
 		goto out;
 	/* Readers name the file in their messages. */
 	if ((rc = run_traces(r, traces, ntraces, err)) < 0)

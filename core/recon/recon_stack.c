@@ -83,7 +83,7 @@ static void emit(struct recon *r, struct tracker_hart *h, uint8_t kind, uint32_t
 	struct recon_event ev = {.kind = kind,
 				 .calls = (uint8_t)calls,
 				 .hart = h->id,
-				 .frame = h->stk->v[depth - 1].frame,
+				 .frame = r->cct.v[h->stk->v[depth - 1].node].frame,
 				 .depth = depth,
 				 .insn = h->last_seq,
 				 .cycle = h->last_cycle,
@@ -140,6 +140,20 @@ void recon_push(struct recon *r, struct tracker_hart *h, uint32_t frame, uint64_
 		recon_nonlocal_entered(r, h, kind);
 	if (calls && r->pcs)
 		recon_pcs_call(r, h, node);
+}
+
+void recon_push_inside(struct recon *r, struct tracker_hart *h, uint32_t shown)
+{
+	if (h->stk->n >= r->max_depth) {
+		r->run.st.repairs_depth++;
+		return;
+	}
+	const struct stack_entry *top = stack_top(h->stk);
+	uint32_t node = cct_child(&r->cct, top->node, shown);
+	r->cct.v[node].calls++;
+	stack_push(h->stk, top->frame, node, STACK_RET_NONE, 0);
+	if (r->opts->on_event)
+		emit(r, h, RECON_EV_OPEN, h->stk->n, 1);
 }
 
 void recon_replace_top(struct recon *r, struct tracker_hart *h, uint32_t frame, int entered)

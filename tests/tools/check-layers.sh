@@ -1,7 +1,7 @@
 #!/bin/sh
 # check-layers.sh [SRCDIR]: checks the include graph of core/, cli/, server/
 # and api/ against the folder layers of core/Makemodule.am:
-#   util < trace < sym < {profile, go} < {flow, sample} < tasks < recon < timeline < export
+#   util < trace < sym < {profile, go, py} < {flow, sample} < tasks < recon < timeline < export
 # then the front ends cli/ and server/+api/ on top of all of core.
 # A file may include files of its own folder and of the folders below it; core
 # never includes a front end; cli and server/api never include each other;
@@ -28,10 +28,11 @@ SITS_ON = {
     "sym": ["trace"],
     "profile": ["sym"],
     "go": ["sym"],
+    "py": ["sym"],
     "flow": ["profile"],
     "sample": ["profile"],
     "tasks": ["flow"],
-    "recon": ["tasks", "sample"],
+    "recon": ["tasks", "sample", "py"],
     "timeline": ["recon", "go"],
     "export": ["timeline"],
     "cli": ["export"],
