@@ -38,7 +38,7 @@ struct row {
 	const char *name;
 	struct rec recs[MAXRECS];
 	const char *events;   /* sideband events (JSON Lines), or NULL */
-	const char *want[16]; /* folded stacks, sorted */
+	const char *want[24]; /* folded stacks, sorted */
 	int kernel;	      /* give recon-kernel.S's ELF too */
 	int go;		      /* recon-go.S's ELF instead of recon.S's */
 	int pconly;	      /* the trace has pcs only (no instruction bits) */
@@ -655,6 +655,68 @@ static const struct row rows[] = {
      .switch_resumes = 1,
      .switches = 3,
      .user_fixes = 1},
+    {"a guessed resume undone keeps the signal work the task parked with",
+     {{"sigmain", 4, 0},
+      {"work_pending", 0, 0},
+      {"work_pending", 4, 0},
+      {"signal_setup_done", 0, 0},
+      {"work_pending", 8, 0},
+      {"schedule", 0, 0},
+      {"__switch_to", 0, 0},
+      {"__switch_to", 4, 0},
+      {"work_pending", 12, 0},
+      {"sigmain", 4, 0},
+      {"work_pending", 0, 0},
+      {"work_pending", 8, 0},
+      {"schedule", 0, 0},
+      {"__switch_to", 0, 0},
+      {"__switch_to", 4, 0},
+      {"kmain", 0, 0},
+      {"__switch_to", 0, 0},
+      {"__switch_to", 4, 0},
+      {"schedule", 4, 0},
+      {"wq_worker_running", 0, 0},
+      {"work_pending", 12, 0},
+      {"sigmain", 8, 0},
+      {"work_pending", 0, 0},
+      {"work_pending", 8, 0},
+      {"schedule", 0, 0},
+      {"__switch_to", 0, 0},
+      {"__switch_to", 4, 0},
+      {"schedule", 4, 0},
+      {"wq_worker_running", 0, 0},
+      {"work_pending", 12, 0},
+      {"handler", 0, 0}},
+     NULL,
+     /* task 0 parks with its signal frame set up, task 1 without; task 2
+      * switches back and the guess takes task 0, parked first; the sret
+      * lands after task 1's ecall: swapped in, and task 0 parks again with
+      * its delivery, so when it resumes for real (task 1 preempted at
+      * sigmain+8) its sret enters the handler above its own ecall */
+     {"? [task 0];sigmain 1", "? [task 0];sigmain;[trap: ecall];handler 1",
+      "? [task 0];sigmain;[trap: ecall];work_pending 5",
+      "? [task 0];sigmain;[trap: ecall];work_pending;schedule 3",
+      "? [task 0];sigmain;[trap: ecall];work_pending;schedule;__switch_to 2",
+      "? [task 0];sigmain;[trap: ecall];work_pending;signal_setup_done 1",
+      "? [task 0];sigmain;[trap: ecall];work_pending;wq_worker_running 2", "? [task 1];sigmain 2",
+      "? [task 1];sigmain;[trap: ecall];work_pending 2",
+      "? [task 1];sigmain;[trap: ecall];work_pending;schedule 1",
+      "? [task 1];sigmain;[trap: ecall];work_pending;schedule;__switch_to 2",
+      "? [task 1];sigmain;[trap];work_pending 2",
+      "? [task 1];sigmain;[trap];work_pending;schedule 1",
+      "? [task 1];sigmain;[trap];work_pending;schedule;__switch_to 2", "? [task 1];work_pending 1",
+      "? [task 2];kmain 1", "? [task 2];kmain;__switch_to 2"},
+     .kernel = 1,
+     .pconly = 1,
+     .calls = 8,
+     .returns = 7,
+     .tail_calls = 2,
+     .traps = 3,
+     .trap_returns = 3,
+     .switch_new_tasks = 2,
+     .switch_resumes = 2,
+     .switches = 4,
+     .user_fixes = 1},
     {"context switches derived from tp writes",
      {{"kmain", 0, 0}, {"__switch_to", 0, 0}, {"__switch_to", 4, 0}, {"kmain", 4, 0}},
      NULL,
@@ -968,7 +1030,7 @@ static void run_row(void)
 		CHECK(rc == 0);
 	}
 	size_t nw = 0;
-	while (nw < 16 && w->want[nw])
+	while (nw < sizeof(w->want) / sizeof(w->want[0]) && w->want[nw])
 		nw++;
 	char got[1024] = "";
 	for (size_t k = 0; k < nl; k++)
