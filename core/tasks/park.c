@@ -167,6 +167,24 @@ void park_begin(struct park_resume *rs, const struct stack *s, uint32_t popped)
 	rs->active = 1;
 }
 
+void park_begin_sig(struct park_resume *rs, const struct task *t)
+{
+	rs->sig_frames = t->sig_frames;
+	rs->sig_return = t->sig_return;
+}
+
+struct park_sig park_sig_if(const struct park_resume *rs, const struct task *run,
+			    const struct task *c)
+{
+	if (c == run)
+		return (struct park_sig){run->sig_frames, run->sig_return};
+	/* one stay runs rt_sigreturn at most once: a flag run had when parked
+	 * is its own */
+	uint32_t since = run->sig_frames > rs->sig_frames ? run->sig_frames - rs->sig_frames : 0;
+	return (struct park_sig){c->sig_frames + since,
+				 c->sig_return || (run->sig_return && !rs->sig_return)};
+}
+
 void park_restore(const struct park_resume *rs, struct stack *s)
 {
 	while (s->cap < rs->nref)

@@ -112,6 +112,17 @@ struct park_resume {
 	struct stack_entry *ref; /* the running task's stack when it was parked */
 	uint32_t nref, cap_ref;
 	uint32_t popped; /* entries of ref popped since the resume */
+	/* the running task's signal work (struct task's sig_frames,
+	 * sig_return) when parked: the kernel can set up a signal frame, or
+	 * run rt_sigreturn, and then switch before the return to user */
+	uint32_t sig_frames;
+	int sig_return;
+};
+
+/* What the kernel did for signals in a task's kernel stay, up to now. */
+struct park_sig {
+	uint32_t frames; /* signal frames set up */
+	int ret;	 /* rt_sigreturn ran */
 };
 
 /* Tasks parked at once, at most: a switch looks at each of them. */
@@ -148,6 +159,15 @@ void park_guess(struct park_resume *rs, const uint64_t *pc, size_t n);
 
 /* Starts a provisional resume of s (popped: entries already popped). */
 void park_begin(struct park_resume *rs, const struct stack *s, uint32_t popped);
+/* Marks what t had done for signals when parked (rs->sig_*): what it does
+ * from now on is the resume's (park_sig_if). */
+void park_begin_sig(struct park_resume *rs, const struct task *t);
+
+/* The signal work of candidate c's stay if c is the one running instead
+ * of run: c's own from before it parked, and run's since the resume. */
+struct park_sig park_sig_if(const struct park_resume *rs, const struct task *run,
+			    const struct task *c);
+
 /* Puts the stack the running task had when parked back into s. */
 void park_restore(const struct park_resume *rs, struct stack *s);
 

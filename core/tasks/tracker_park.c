@@ -72,9 +72,11 @@ static void sync_popped(struct pkhart *x, const struct tracker_hart *h)
 		rs->popped = rs->nref - h->low;
 }
 
-static void begin(struct pkhart *x, struct tracker_hart *h, const struct stack *s, uint32_t popped)
+/* t starts running provisionally, popped entries of its stack already gone. */
+static void begin(struct pkhart *x, struct tracker_hart *h, const struct task *t, uint32_t popped)
 {
-	park_begin(&x->res, s, popped);
+	park_begin(&x->res, &t->stk, popped);
+	park_begin_sig(&x->res, t);
 	h->low = UINT32_MAX;
 }
 
@@ -234,7 +236,7 @@ static void park_switch(struct pktracker *p, struct tracker_hart *h, uint64_t la
 	h->task = t;
 	h->stk = &t->stk;
 	if (n > 1)
-		begin(x, h, h->stk, 0);
+		begin(x, h, t, 0);
 	r->st.switch_resumes++;
 	r->svc->open_all(r, h);
 }
@@ -261,18 +263,20 @@ static void park_swap(struct pktracker *p, struct tracker_hart *h, size_t c, uin
 		  TASK_ARGS(n));
 	struct stack_entry top = *stack_top(&t->stk);
 	r->svc->close_all(r, h);
-	/* what the kernel did for signals in this stay, it did for the task
-	 * that runs (recon_signal_xret reads it at the return to user) */
-	n->sig_frames = t->sig_frames;
-	n->sig_return = t->sig_return;
-	t->sig_frames = 0;
-	t->sig_return = 0;
+	/* what the kernel did for signals since the resume, it did for the
+	 * task that runs (recon_signal_xret reads it at the return to user);
+	 * t gets back what it had done when parked */
+	struct park_sig sig = park_sig_if(rs, t, n);
+	t->sig_frames = rs->sig_frames;
+	t->sig_return = rs->sig_return;
 	park_lookalikes(p, rs, n);
 	park_restore(rs, &t->stk);
 	park_put(&p->park, t, h->id);
 	park_take(&p->park, n);
 	rs->cands[c] = t;
-	begin(x, h, &n->stk, rs->popped);
+	begin(x, h, n, rs->popped);
+	n->sig_frames = sig.frames;
+	n->sig_return = sig.ret;
 	/* c's frame at the carried one's height: popped >= 1 (the ret out of
 	 * __switch_to) */
 	uint64_t ret = carry ? n->stk.v[n->stk.n - rs->popped].ret : STACK_RET_NONE;
@@ -409,13 +413,15 @@ static int handler_fits(const struct tracker_run *r, const struct task *t, int64
 /* How well t's return to user space at pc fits what the trace showed:
  * exactly (where it trapped, the target of the call it was making, a
  * program's entry after its exec), likely (into the function it trapped
- * from, or a function entry, when the trap came after a jump), or not. */
+ * from, or a function entry, when the trap came after a jump), or not.
+ * sig: what the kernel did for signals in t's stay, if t is the one that
+ * runs (park_sig_if). */
 static int user_fits(const struct tracker_run *r, const struct task *t, uint64_t pc,
-		     const struct task *run)
+		     struct park_sig sig)
 {
 	struct code_block *nb = code_block_at(t->ucs, pc);
-	int64_t m = entry_marker(r, t, run->sig_return);
-	if (run->sig_frames && !t->exec_pending) /* a signal delivered: its handler's entry */
+	int64_t m = entry_marker(r, t, sig.ret);
+	if (sig.frames && !t->exec_pending) /* a signal delivered: its handler's entry */
 		return handler_fits(r, t, m, pc) ? FIT_EXACT : FIT_NO;
 	if (t->exec_pending) /* a program whose ELF is not given starts anywhere */
 		return exec_entry(r, pc)			  ? FIT_EXACT
@@ -478,12 +484,14 @@ static struct code_block *park_user(struct tracker *tr, struct tracker_hart *h,
 	struct pkhart *x = ph(p, h);
 	struct park_resume *rs = &x->res;
 	sync_popped(x, h);
-	int fit = rs->active ? user_fits(r, h->task, nb->start, h->task) : FIT_EXACT;
+	int fit = rs->active ? user_fits(r, h->task, nb->start, park_sig_if(rs, h->task, h->task))
+			     : FIT_EXACT;
 	size_t best = SIZE_MAX;
 	for (size_t c = 0; c < rs->ncands && fit < FIT_EXACT; c++) {
 		int f;
 		if (parked(&p->park, rs->cands[c]) && park_same_popped(rs, rs->cands[c]) &&
-		    (f = user_fits(r, rs->cands[c], nb->start, h->task)) > fit) {
+		    (f = user_fits(r, rs->cands[c], nb->start,
+				   park_sig_if(rs, h->task, rs->cands[c]))) > fit) {
 			fit = f;
 			best = c;
 		}

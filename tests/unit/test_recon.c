@@ -38,7 +38,7 @@ struct row {
 	const char *name;
 	struct rec recs[MAXRECS];
 	const char *events;   /* sideband events (JSON Lines), or NULL */
-	const char *want[16]; /* folded stacks, sorted */
+	const char *want[24]; /* folded stacks, sorted */
 	int kernel;	      /* give recon-kernel.S's ELF too */
 	int go;		      /* recon-go.S's ELF instead of recon.S's */
 	int pconly;	      /* the trace has pcs only (no instruction bits) */
@@ -48,9 +48,10 @@ struct row {
 	uint64_t calls, returns, tail_calls, repairs_unwind, returns_above, swaps, traps,
 	    trap_returns, switch_new_tasks, switch_resumes, longjmps, ambiguous, eh_landings,
 	    sp_landings;
-	uint64_t switches; /* the profile's count of context switches */
-	uint64_t undos;	   /* switch_undos */
-	uint32_t split;	   /* a second batch begins at this record, 0: one batch */
+	uint64_t switches;	      /* the profile's count of context switches */
+	uint64_t undos;		      /* switch_undos */
+	uint64_t user_fixes, misfits; /* switch_user_fixes, switch_misfits */
+	uint32_t split;		      /* a second batch begins at this record, 0: one batch */
 };
 
 static const struct row rows[] = {
@@ -616,6 +617,106 @@ static const struct row rows[] = {
      .switches = 3,
      .undos = 1,
      .split = 14},
+    {"a guessed resume into a signal handler set up before the task parked",
+     {{"sigmain", 0, 0},	   {"sigmain", 4, 0},	    {"work_pending", 0, 0},
+      {"work_pending", 8, 0},	   {"schedule", 0, 0},	    {"__switch_to", 0, 0},
+      {"__switch_to", 4, 0},	   {"work_pending", 12, 0}, {"sigmain", 0, 0},
+      {"sigmain", 4, 0},	   {"work_pending", 0, 0},  {"work_pending", 4, 0},
+      {"signal_setup_done", 0, 0}, {"work_pending", 8, 0},  {"schedule", 0, 0},
+      {"__switch_to", 0, 0},	   {"__switch_to", 4, 0},   {"kmain", 0, 0},
+      {"__switch_to", 0, 0},	   {"__switch_to", 4, 0},   {"schedule", 4, 0},
+      {"wq_worker_running", 0, 0}, {"work_pending", 12, 0}, {"handler", 0, 0}},
+     NULL,
+     /* task 0 traps and switches; task 1 (new, landing on work_pending's
+      * sret) traps too, its signal frame set up before it switches to
+      * task 2 (kmain). Both sleep at schedule+4 on the same kernel frames:
+      * the guess takes task 0, parked first; the sret lands on handler's
+      * entry, which only task 1's stay (its delivery) fits: swapped in,
+      * not counted a misfit. The three records run before the swap stay
+      * with task 0 */
+     {"? [task 0];sigmain 2", "? [task 0];sigmain;[trap: ecall];work_pending 3",
+      "? [task 0];sigmain;[trap: ecall];work_pending;schedule 2",
+      "? [task 0];sigmain;[trap: ecall];work_pending;schedule;__switch_to 2",
+      "? [task 0];sigmain;[trap: ecall];work_pending;wq_worker_running 1", "? [task 1];sigmain 2",
+      "? [task 1];sigmain;[trap: ecall];handler 1",
+      "? [task 1];sigmain;[trap: ecall];work_pending 3",
+      "? [task 1];sigmain;[trap: ecall];work_pending;schedule 1",
+      "? [task 1];sigmain;[trap: ecall];work_pending;schedule;__switch_to 2",
+      "? [task 1];sigmain;[trap: ecall];work_pending;signal_setup_done 1",
+      "? [task 1];work_pending 1", "? [task 2];kmain 1", "? [task 2];kmain;__switch_to 2"},
+     .kernel = 1,
+     .pconly = 1,
+     .calls = 6,
+     .returns = 5,
+     .tail_calls = 1,
+     .traps = 2,
+     .trap_returns = 2,
+     .switch_new_tasks = 2,
+     .switch_resumes = 1,
+     .switches = 3,
+     .user_fixes = 1},
+    {"a guessed resume undone keeps the signal work the task parked with",
+     {{"sigmain", 4, 0},
+      {"work_pending", 0, 0},
+      {"work_pending", 4, 0},
+      {"signal_setup_done", 0, 0},
+      {"work_pending", 8, 0},
+      {"schedule", 0, 0},
+      {"__switch_to", 0, 0},
+      {"__switch_to", 4, 0},
+      {"work_pending", 12, 0},
+      {"sigmain", 4, 0},
+      {"work_pending", 0, 0},
+      {"work_pending", 8, 0},
+      {"schedule", 0, 0},
+      {"__switch_to", 0, 0},
+      {"__switch_to", 4, 0},
+      {"kmain", 0, 0},
+      {"__switch_to", 0, 0},
+      {"__switch_to", 4, 0},
+      {"schedule", 4, 0},
+      {"wq_worker_running", 0, 0},
+      {"work_pending", 12, 0},
+      {"sigmain", 8, 0},
+      {"work_pending", 0, 0},
+      {"work_pending", 8, 0},
+      {"schedule", 0, 0},
+      {"__switch_to", 0, 0},
+      {"__switch_to", 4, 0},
+      {"schedule", 4, 0},
+      {"wq_worker_running", 0, 0},
+      {"work_pending", 12, 0},
+      {"handler", 0, 0}},
+     NULL,
+     /* task 0 parks with its signal frame set up, task 1 without; task 2
+      * switches back and the guess takes task 0, parked first; the sret
+      * lands after task 1's ecall: swapped in, and task 0 parks again with
+      * its delivery, so when it resumes for real (task 1 preempted at
+      * sigmain+8) its sret enters the handler above its own ecall */
+     {"? [task 0];sigmain 1", "? [task 0];sigmain;[trap: ecall];handler 1",
+      "? [task 0];sigmain;[trap: ecall];work_pending 5",
+      "? [task 0];sigmain;[trap: ecall];work_pending;schedule 3",
+      "? [task 0];sigmain;[trap: ecall];work_pending;schedule;__switch_to 2",
+      "? [task 0];sigmain;[trap: ecall];work_pending;signal_setup_done 1",
+      "? [task 0];sigmain;[trap: ecall];work_pending;wq_worker_running 2", "? [task 1];sigmain 2",
+      "? [task 1];sigmain;[trap: ecall];work_pending 2",
+      "? [task 1];sigmain;[trap: ecall];work_pending;schedule 1",
+      "? [task 1];sigmain;[trap: ecall];work_pending;schedule;__switch_to 2",
+      "? [task 1];sigmain;[trap];work_pending 2",
+      "? [task 1];sigmain;[trap];work_pending;schedule 1",
+      "? [task 1];sigmain;[trap];work_pending;schedule;__switch_to 2", "? [task 1];work_pending 1",
+      "? [task 2];kmain 1", "? [task 2];kmain;__switch_to 2"},
+     .kernel = 1,
+     .pconly = 1,
+     .calls = 8,
+     .returns = 7,
+     .tail_calls = 2,
+     .traps = 3,
+     .trap_returns = 3,
+     .switch_new_tasks = 2,
+     .switch_resumes = 2,
+     .switches = 4,
+     .user_fixes = 1},
     {"context switches derived from tp writes",
      {{"kmain", 0, 0}, {"__switch_to", 0, 0}, {"__switch_to", 4, 0}, {"kmain", 4, 0}},
      NULL,
@@ -929,7 +1030,7 @@ static void run_row(void)
 		CHECK(rc == 0);
 	}
 	size_t nw = 0;
-	while (nw < 16 && w->want[nw])
+	while (nw < sizeof(w->want) / sizeof(w->want[0]) && w->want[nw])
 		nw++;
 	char got[1024] = "";
 	for (size_t k = 0; k < nl; k++)
@@ -959,6 +1060,8 @@ static void run_row(void)
 	CHECK_EQ(s.sp_landings, w->sp_landings);
 	CHECK_EQ(switches, w->switches);
 	CHECK_EQ(s.switch_undos, w->undos);
+	CHECK_EQ(s.switch_user_fixes, w->user_fixes);
+	CHECK_EQ(s.switch_misfits, w->misfits);
 }
 
 /* The seam refuses what it cannot do, with a message. */
