@@ -58,7 +58,9 @@ struct go_ent {
 struct go_parked {
 	struct go_ent *e; /* bottom first; e[n-1].ret is the resume pc */
 	uint32_t n;
-	uint8_t live; /* parked (else running provisionally, or free) */
+	uint8_t live;	/* parked (else running provisionally, or free) */
+	uint16_t held;	/* 1 + the hart running it provisionally, 0: none */
+	uint64_t stamp; /* which parking this is (slots are reused) */
 };
 
 struct go_prov {
@@ -68,6 +70,7 @@ struct go_prov {
 	uint32_t chosen;    /* slot running */
 	uint32_t ncand;	    /* other slots still possible */
 	uint32_t cand[GO_CAND_MAX];
+	uint64_t cstamp[GO_CAND_MAX]; /* their stamps */
 };
 
 struct recon_go {
@@ -77,7 +80,8 @@ struct recon_go {
 	uint32_t nfree;
 	struct go_prov *prov; /* per hart id */
 	size_t nprov;
-	uint32_t provs; /* harts with a provisional resume */
+	uint32_t provs;	 /* harts with a provisional resume */
+	uint64_t stamps; /* parkings so far */
 };
 
 void recon_go_init(struct recon *r)
@@ -133,7 +137,23 @@ static void park(struct recon *r, struct tracker_hart *h, uint32_t from, uint32_
 	for (uint32_t j = 0; j < p->n; j++)
 		p->e[j] = (struct go_ent){h->stk->v[from + j].frame, h->stk->v[from + j].ret};
 	p->live = 1;
+	p->stamp = ++g->stamps;
 	g->nlive++;
+}
+
+/* Whether candidate c of hart self's resume p is still possible: parked,
+ * or running provisionally on another hart (a joint choice: either may
+ * turn out to be the other's goroutine). */
+static int cand_ok(const struct recon_go *g, const struct go_prov *p, uint32_t c, uint16_t self)
+{
+	const struct go_parked *q = &g->v[p->cand[c]];
+	return q->stamp == p->cstamp[c] && (q->live || (q->held && q->held != self + 1));
+}
+
+static void cand_add(struct go_prov *p, const struct recon_go *g, uint32_t k)
+{
+	p->cstamp[p->ncand] = g->v[k].stamp;
+	p->cand[p->ncand++] = k;
 }
 
 static int same_stack(const struct go_parked *a, const struct go_parked *b)
@@ -274,10 +294,12 @@ int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb
 		return 1;
 	}
 	park_morestack(r, h, base);
-	uint32_t cand[GO_CAND_MAX], n = 0, more = 0;
+	uint32_t cand[GO_CAND_MAX], n = 0, more = 0, nlive = 0;
 	for (uint32_t k = 0; k < g->n; k++) {
-		if (!g->v[k].live || g->v[k].e[g->v[k].n - 1].ret != t)
+		const struct go_parked *q = &g->v[k];
+		if (!(q->live || (q->held && q->held != h->id + 1)) || q->e[q->n - 1].ret != t)
 			continue;
+		nlive += q->live;
 		if (n < GO_CAND_MAX)
 			cand[n++] = k;
 		else
@@ -285,16 +307,22 @@ int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb
 	}
 	if (more) /* the goroutine may be one not followed */
 		r->run.st.repairs_ambiguous++;
-	if (n) {
+	if (nlive) {
 		prov_end(r, h, 1);
 		guess(r, cand, n, i);
 		struct go_prov *p = prov_of(g, h);
-		uint32_t k = cand[0];
+		/* the goroutine guessed first among those parked; the others,
+		 * and those other harts resumed here provisionally, stay open */
+		uint32_t first = 0;
+		while (!g->v[cand[first]].live)
+			first++;
+		uint32_t k = cand[first];
 		p->ncand = 0;
-		for (uint32_t c = 1; c < n; c++)
-			if (!same_stack(&g->v[cand[c]], &g->v[k]))
-				p->cand[p->ncand++] = cand[c];
+		for (uint32_t c = 0; c < n; c++)
+			if (c != first && !same_stack(&g->v[cand[c]], &g->v[k]))
+				cand_add(p, g, cand[c]);
 		g->v[k].live = 0;
+		g->v[k].held = h->id + 1;
 		g->nlive--;
 		restore(r, h, base, k, g->v[k].n);
 		p->active = 1;
@@ -375,17 +403,80 @@ static int fits(struct recon *r, const struct go_parked *q, uint32_t d, uint64_t
 /* A jump back to t that some goroutine's frame below asyncPreempt returns
  * to: only such goroutines fit (a signal right after a return never leaves
  * the caller's frame on top). */
-static int jump_by_ret(const struct recon_go *g, const struct go_prov *p, uint32_t d, uint64_t t)
+static int jump_by_ret(const struct recon_go *g, const struct go_prov *p, uint32_t d, uint64_t t,
+		       uint16_t self)
 {
 	const struct go_parked *c = &g->v[p->chosen];
 	if (c->n >= d + 2 && c->e[c->n - 2 - d].ret == t)
 		return 1;
 	for (uint32_t k = 0; k < p->ncand; k++) {
 		const struct go_parked *q = &g->v[p->cand[k]];
-		if (q->live && q->n >= d + 2 && q->e[q->n - 2 - d].ret == t)
+		if (cand_ok(g, p, k, self) && q->n >= d + 2 && q->e[q->n - 2 - d].ret == t)
 			return 1;
 	}
 	return 0;
+}
+
+/* Index of slot k (as stamp) among p's candidates, or -1. */
+static int64_t cand_find(const struct go_prov *p, uint32_t k, uint64_t stamp)
+{
+	for (uint32_t c = 0; c < p->ncand; c++)
+		if (p->cand[c] == k && p->cstamp[c] == stamp)
+			return c;
+	return -1;
+}
+
+/* Runs slot k instead of p's chosen one on hart h, whose stack may hold
+ * frames called since the resume: they stay, above k's restored frames
+ * (the returns seen took both goroutines' top frames alike). 0 if k is
+ * too shallow for those returns. */
+static int rehome(struct recon *r, struct tracker_hart *h, struct go_prov *p, uint32_t k)
+{
+	const struct go_parked *q = &r->go->v[k];
+	struct stack *s = h->stk;
+	uint32_t kept = p->low - p->base, returned = p->len - kept;
+	if (q->n <= returned || p->low > s->n)
+		return 0;
+	uint32_t nnew = s->n - p->low;
+	struct stack_entry *above = oob_xmalloc((nnew ? nnew : 1) * sizeof(*above));
+	memcpy(above, s->v + p->low, nnew * sizeof(*above));
+	restore(r, h, p->base, k, q->n - returned);
+	p->low = s->n;
+	for (uint32_t j = 0; j < nnew; j++) {
+		recon_push(r, h, above[j].frame, above[j].ret, above[j].marker, 0);
+		struct stack_entry *e = stack_top(s);
+		e->walked = above[j].walked;
+		e->jmp = above[j].jmp;
+		e->sp = above[j].sp;
+	}
+	free(above);
+	p->len = q->n;
+	return 1;
+}
+
+/*
+ * The joint choice: slot now, which hart h's returns say it runs, is held
+ * provisionally by another hart whose candidates still include h's chosen
+ * slot: the two harts swap goroutines. 0 if that hart cannot take it.
+ */
+static int swap_harts(struct recon *r, struct tracker_hart *h, struct go_prov *p, uint32_t now)
+{
+	struct recon_go *g = r->go;
+	struct tracker_hart *o = recon_hart(r, g->v[now].held - 1u);
+	struct go_prov *po = prov_of(g, o);
+	uint32_t was = p->chosen;
+	int64_t j = cand_find(po, was, g->v[was].stamp);
+	if (!po->active || po->chosen != now || j < 0)
+		return 0;
+	po->chosen = was;
+	if (!rehome(r, o, po, was)) {
+		po->chosen = now;
+		return 0;
+	}
+	po->cand[j] = now; /* o may still turn out to run it after all */
+	po->cstamp[j] = g->v[now].stamp;
+	g->v[was].held = o->id + 1;
+	return 1;
 }
 
 void recon_go_recheck(struct recon *r, struct tracker_hart *h, uint64_t t, uint32_t f)
@@ -405,28 +496,43 @@ void recon_go_recheck(struct recon *r, struct tracker_hart *h, uint64_t t, uint3
 		return;
 	}
 	uint32_t d = top - k;
-	int by_ret = f != FRAME_NONE && jump_by_ret(g, p, d, t);
+	int by_ret = f != FRAME_NONE && jump_by_ret(g, p, d, t, h->id);
 	uint32_t keep = 0;
 	for (uint32_t c = 0; c < p->ncand; c++) {
 		const struct go_parked *q = &g->v[p->cand[c]];
-		if (q->live && fits(r, q, d, t, f, by_ret))
+		if (cand_ok(g, p, c, h->id) && fits(r, q, d, t, f, by_ret)) {
+			p->cstamp[keep] = p->cstamp[c];
 			p->cand[keep++] = p->cand[c];
+		}
 	}
 	p->ncand = keep;
 	p->low = k;
-	if (!fits(r, &g->v[p->chosen], d, t, f, by_ret) && keep) {
-		/* the chosen goroutine would not return here: another one does */
-		uint32_t was = p->chosen, now = p->cand[0];
-		g->v[was].live = 1;
-		g->v[now].live = 0;
-		p->chosen = now;
-		p->len = g->v[now].n;
-		restore(r, h, p->base, now, g->v[now].n - d);
-		p->low = s->n - 1;
-		p->ncand = 0;
-		for (uint32_t c = 1; c < keep; c++)
-			if (!same_stack(&g->v[p->cand[c]], &g->v[now]))
-				p->cand[p->ncand++] = p->cand[c];
+	if (!fits(r, &g->v[p->chosen], d, t, f, by_ret)) {
+		/* the chosen goroutine would not return here: another one does,
+		 * a parked one, or one another hart runs provisionally */
+		uint32_t was = p->chosen, c = 0;
+		for (; c < keep; c++) {
+			uint32_t q = p->cand[c];
+			if (g->v[q].live || swap_harts(r, h, p, q))
+				break;
+		}
+		if (c < keep) {
+			uint32_t now = p->cand[c];
+			if (g->v[now].live) {
+				g->v[was].live = 1;
+				g->v[was].held = 0;
+				g->v[now].live = 0;
+			}
+			g->v[now].held = h->id + 1;
+			p->chosen = now;
+			p->len = g->v[now].n;
+			restore(r, h, p->base, now, g->v[now].n - d);
+			p->low = s->n - 1;
+			p->ncand = 0;
+			for (uint32_t j = 0; j < keep; j++)
+				if (j != c && !same_stack(&g->v[p->cand[j]], &g->v[now]))
+					cand_add(p, g, p->cand[j]);
+		}
 	}
 	if (!p->ncand)
 		prov_end(r, h, 0);
