@@ -38,6 +38,10 @@
  * (swapping in another one when the chosen one is ruled out), and what is
  * still open when the goroutine parks again is counted in
  * repairs_ambiguous. Candidates whose stacks are the same are one.
+ * Goroutines migrate, so a goroutine another hart runs provisionally stays
+ * a candidate (a joint choice): when one hart's next pcs or returns fit
+ * only the goroutine another hart holds, and that hart could be running
+ * this one's instead, the two harts swap goroutines.
  */
 #include "recon/recon_impl.h"
 
@@ -68,6 +72,8 @@ struct go_prov {
 	uint32_t base, len; /* the restored entries: [base, base + len) of the stack */
 	uint32_t low;	    /* entries from here up have returned since */
 	uint32_t chosen;    /* slot running */
+	uint32_t nfront;    /* the first nfront candidates the batch's next pcs did not
+			       tell from the chosen one (it was the first parked) */
 	uint32_t ncand;	    /* other slots still possible */
 	uint32_t cand[GO_CAND_MAX];
 	uint64_t cstamp[GO_CAND_MAX]; /* their stamps */
@@ -277,6 +283,9 @@ static uint32_t guess(struct recon *r, uint32_t *cand, uint32_t n, uint32_t i)
 	return n;
 }
 
+static int swap_harts(struct recon *r, struct tracker_hart *h, struct go_prov *p, uint32_t now,
+		      int blind);
+
 int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i)
 {
 	struct recon_go *g = r->go;
@@ -309,7 +318,7 @@ int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb
 		r->run.st.repairs_ambiguous++;
 	if (nlive) {
 		prov_end(r, h, 1);
-		guess(r, cand, n, i);
+		uint32_t front = guess(r, cand, n, i);
 		struct go_prov *p = prov_of(g, h);
 		/* the goroutine guessed first among those parked; the others,
 		 * and those other harts resumed here provisionally, stay open */
@@ -317,13 +326,23 @@ int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb
 		while (!g->v[cand[first]].live)
 			first++;
 		uint32_t k = cand[first];
-		p->ncand = 0;
-		for (uint32_t c = 0; c < n; c++)
-			if (c != first && !same_stack(&g->v[cand[c]], &g->v[k]))
-				cand_add(p, g, cand[c]);
 		g->v[k].live = 0;
-		g->v[k].held = h->id + 1;
 		g->nlive--;
+		p->chosen = k;
+		/* the next pcs prefer, to every parked one, a goroutine another
+		 * hart resumed here on a blind guess: that hart takes k instead */
+		if (first >= front && swap_harts(r, h, p, cand[0], 1)) {
+			first = 0;
+			k = cand[0];
+		}
+		p->ncand = p->nfront = 0;
+		for (uint32_t c = 0; c < n; c++) {
+			if (c != first && !same_stack(&g->v[cand[c]], &g->v[k])) {
+				p->nfront += c < front;
+				cand_add(p, g, cand[c]);
+			}
+		}
+		g->v[k].held = h->id + 1;
 		restore(r, h, base, k, g->v[k].n);
 		p->active = 1;
 		p->base = base;
@@ -455,18 +474,21 @@ static int rehome(struct recon *r, struct tracker_hart *h, struct go_prov *p, ui
 }
 
 /*
- * The joint choice: slot now, which hart h's returns say it runs, is held
- * provisionally by another hart whose candidates still include h's chosen
- * slot: the two harts swap goroutines. 0 if that hart cannot take it.
+ * The joint choice: slot now, which hart h's returns (or, blind, the next
+ * pcs of h's batch) say it runs, is held provisionally by another hart
+ * whose candidates still include h's chosen slot (blind: one its own next
+ * pcs did not tell from now): the two harts swap goroutines. 0 if that
+ * hart cannot take it.
  */
-static int swap_harts(struct recon *r, struct tracker_hart *h, struct go_prov *p, uint32_t now)
+static int swap_harts(struct recon *r, struct tracker_hart *h, struct go_prov *p, uint32_t now,
+		      int blind)
 {
 	struct recon_go *g = r->go;
 	struct tracker_hart *o = recon_hart(r, g->v[now].held - 1u);
 	struct go_prov *po = prov_of(g, o);
 	uint32_t was = p->chosen;
 	int64_t j = cand_find(po, was, g->v[was].stamp);
-	if (!po->active || po->chosen != now || j < 0)
+	if (!po->active || po->chosen != now || j < 0 || (blind && (uint32_t)j >= po->nfront))
 		return 0;
 	po->chosen = was;
 	if (!rehome(r, o, po, was)) {
@@ -497,15 +519,17 @@ void recon_go_recheck(struct recon *r, struct tracker_hart *h, uint64_t t, uint3
 	}
 	uint32_t d = top - k;
 	int by_ret = f != FRAME_NONE && jump_by_ret(g, p, d, t, h->id);
-	uint32_t keep = 0;
+	uint32_t keep = 0, nfront = 0;
 	for (uint32_t c = 0; c < p->ncand; c++) {
 		const struct go_parked *q = &g->v[p->cand[c]];
 		if (cand_ok(g, p, c, h->id) && fits(r, q, d, t, f, by_ret)) {
+			nfront += c < p->nfront;
 			p->cstamp[keep] = p->cstamp[c];
 			p->cand[keep++] = p->cand[c];
 		}
 	}
 	p->ncand = keep;
+	p->nfront = nfront;
 	p->low = k;
 	if (!fits(r, &g->v[p->chosen], d, t, f, by_ret)) {
 		/* the chosen goroutine would not return here: another one does,
@@ -513,7 +537,7 @@ void recon_go_recheck(struct recon *r, struct tracker_hart *h, uint64_t t, uint3
 		uint32_t was = p->chosen, c = 0;
 		for (; c < keep; c++) {
 			uint32_t q = p->cand[c];
-			if (g->v[q].live || swap_harts(r, h, p, q))
+			if (g->v[q].live || swap_harts(r, h, p, q, 0))
 				break;
 		}
 		if (c < keep) {
@@ -528,7 +552,7 @@ void recon_go_recheck(struct recon *r, struct tracker_hart *h, uint64_t t, uint3
 			p->len = g->v[now].n;
 			restore(r, h, p->base, now, g->v[now].n - d);
 			p->low = s->n - 1;
-			p->ncand = 0;
+			p->ncand = p->nfront = 0;
 			for (uint32_t j = 0; j < keep; j++)
 				if (j != c && !same_stack(&g->v[p->cand[j]], &g->v[now]))
 					cand_add(p, g, p->cand[j]);
