@@ -13,7 +13,8 @@
  *                  running stack (newstack resuming after morestack) is an
  *                  ordinary return; else a parked goroutine whose resume
  *                  pc it is is restored (a goroutine that morestack left on
- *                  g0's newstack, preempted there, is parked first); else
+ *                  g0's newstack, preempted there, is parked first, from
+ *                  another hart too when that hart's M went to sleep); else
  *                  a function entry starts a goroutine: [goexit][fn], fn
  *                  returning to goexit+4 (newproc's gostartcall).
  *   systemstack, morestack   nested g0 frames that return (or gogo back)
@@ -232,6 +233,48 @@ static int rescheduled(struct recon *r, const struct stack *s, uint32_t at)
 	return recon_fn_kind(r, s->v[at].frame) == RECON_FN_GO_MORESTACK && s->n - 1 > at + 2;
 }
 
+/* Whether a goroutine is parked or held at resume pc t. */
+static int parked_at(const struct recon_go *g, uint64_t t)
+{
+	for (uint32_t k = 0; k < g->n; k++)
+		if ((g->v[k].live || g->v[k].held) && g->v[k].e[g->v[k].n - 1].ret == t)
+			return 1;
+	return 0;
+}
+
+/*
+ * A goroutine that morestack left on another hart's g0, preempted in
+ * newstack, and that hart's scheduler found nothing else to run (its M
+ * went to sleep: the goroutine waits in the run queue): h's gogo lands at
+ * that morestack frame's return address t. The goroutine is parked from
+ * that hart, whose g0 frames stay, morestack's at their bottom.
+ */
+static void park_other_morestack(struct recon *r, struct tracker_hart *h, uint64_t t)
+{
+	for (size_t o = 0; o < r->nharts; o++) {
+		struct tracker_hart *oh = &r->harts[o];
+		struct stack *s = oh->stk;
+		if (oh == h || !s || s == h->stk)
+			continue;
+		uint32_t base = stack_segment_base(s);
+		for (uint32_t k = s->n; k-- > base;) {
+			if (!rescheduled(r, s, k) || s->v[k].ret != t)
+				continue;
+			prov_end(r, oh, 1);
+			park(r, oh, base, k + 1);
+			uint32_t nup = s->n - k;
+			struct stack_entry *up = oob_xmalloc(nup * sizeof(*up));
+			memcpy(up, s->v + k, nup * sizeof(*up));
+			recon_pop_to(r, oh, base);
+			for (uint32_t j = 0; j < nup; j++)
+				recon_push(r, oh, up[j].frame, j ? up[j].ret : STACK_RET_NONE,
+					   up[j].marker, 0);
+			free(up);
+			return;
+		}
+	}
+}
+
 /* Orders cand (n slots, all resuming at the same pc) by which one's return
  * addresses the next pcs of the batch reach, from the top down: of the
  * slots still in the running, those whose return address at the first
@@ -303,6 +346,8 @@ int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb
 		return 1;
 	}
 	park_morestack(r, h, base);
+	if (!parked_at(g, t))
+		park_other_morestack(r, h, t);
 	uint32_t cand[GO_CAND_MAX], n = 0, more = 0, nlive = 0;
 	for (uint32_t k = 0; k < g->n; k++) {
 		const struct go_parked *q = &g->v[k];
