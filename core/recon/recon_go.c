@@ -13,7 +13,8 @@
  *                  running stack (newstack resuming after morestack) is an
  *                  ordinary return; else a parked goroutine whose resume
  *                  pc it is is restored (a goroutine that morestack left on
- *                  g0's newstack, preempted there, is parked first); else
+ *                  g0's newstack, preempted there, is parked first, from
+ *                  another hart too when that hart's M went to sleep); else
  *                  a function entry starts a goroutine: [goexit][fn], fn
  *                  returning to goexit+4 (newproc's gostartcall).
  *   systemstack, morestack   nested g0 frames that return (or gogo back)
@@ -38,6 +39,10 @@
  * (swapping in another one when the chosen one is ruled out), and what is
  * still open when the goroutine parks again is counted in
  * repairs_ambiguous. Candidates whose stacks are the same are one.
+ * Goroutines migrate, so a goroutine another hart runs provisionally stays
+ * a candidate (a joint choice): when one hart's next pcs or returns fit
+ * only the goroutine another hart holds, and that hart could be running
+ * this one's instead, the two harts swap goroutines.
  */
 #include "recon/recon_impl.h"
 
@@ -58,7 +63,9 @@ struct go_ent {
 struct go_parked {
 	struct go_ent *e; /* bottom first; e[n-1].ret is the resume pc */
 	uint32_t n;
-	uint8_t live; /* parked (else running provisionally, or free) */
+	uint8_t live;	/* parked (else running provisionally, or free) */
+	uint16_t held;	/* 1 + the hart running it provisionally, 0: none */
+	uint64_t stamp; /* which parking this is (slots are reused) */
 };
 
 struct go_prov {
@@ -66,8 +73,11 @@ struct go_prov {
 	uint32_t base, len; /* the restored entries: [base, base + len) of the stack */
 	uint32_t low;	    /* entries from here up have returned since */
 	uint32_t chosen;    /* slot running */
+	uint32_t nfront;    /* the first nfront candidates the batch's next pcs did not
+			       tell from the chosen one (it was the first parked) */
 	uint32_t ncand;	    /* other slots still possible */
 	uint32_t cand[GO_CAND_MAX];
+	uint64_t cstamp[GO_CAND_MAX]; /* their stamps */
 };
 
 struct recon_go {
@@ -77,7 +87,8 @@ struct recon_go {
 	uint32_t nfree;
 	struct go_prov *prov; /* per hart id */
 	size_t nprov;
-	uint32_t provs; /* harts with a provisional resume */
+	uint32_t provs;	 /* harts with a provisional resume */
+	uint64_t stamps; /* parkings so far */
 };
 
 void recon_go_init(struct recon *r)
@@ -133,7 +144,23 @@ static void park(struct recon *r, struct tracker_hart *h, uint32_t from, uint32_
 	for (uint32_t j = 0; j < p->n; j++)
 		p->e[j] = (struct go_ent){h->stk->v[from + j].frame, h->stk->v[from + j].ret};
 	p->live = 1;
+	p->stamp = ++g->stamps;
 	g->nlive++;
+}
+
+/* Whether candidate c of hart self's resume p is still possible: parked,
+ * or running provisionally on another hart (a joint choice: either may
+ * turn out to be the other's goroutine). */
+static int cand_ok(const struct recon_go *g, const struct go_prov *p, uint32_t c, uint16_t self)
+{
+	const struct go_parked *q = &g->v[p->cand[c]];
+	return q->stamp == p->cstamp[c] && (q->live || (q->held && q->held != self + 1));
+}
+
+static void cand_add(struct go_prov *p, const struct recon_go *g, uint32_t k)
+{
+	p->cstamp[p->ncand] = g->v[k].stamp;
+	p->cand[p->ncand++] = k;
 }
 
 static int same_stack(const struct go_parked *a, const struct go_parked *b)
@@ -206,6 +233,48 @@ static int rescheduled(struct recon *r, const struct stack *s, uint32_t at)
 	return recon_fn_kind(r, s->v[at].frame) == RECON_FN_GO_MORESTACK && s->n - 1 > at + 2;
 }
 
+/* Whether a goroutine is parked or held at resume pc t. */
+static int parked_at(const struct recon_go *g, uint64_t t)
+{
+	for (uint32_t k = 0; k < g->n; k++)
+		if ((g->v[k].live || g->v[k].held) && g->v[k].e[g->v[k].n - 1].ret == t)
+			return 1;
+	return 0;
+}
+
+/*
+ * A goroutine that morestack left on another hart's g0, preempted in
+ * newstack, and that hart's scheduler found nothing else to run (its M
+ * went to sleep: the goroutine waits in the run queue): h's gogo lands at
+ * that morestack frame's return address t. The goroutine is parked from
+ * that hart, whose g0 frames stay, morestack's at their bottom.
+ */
+static void park_other_morestack(struct recon *r, struct tracker_hart *h, uint64_t t)
+{
+	for (size_t o = 0; o < r->nharts; o++) {
+		struct tracker_hart *oh = &r->harts[o];
+		struct stack *s = oh->stk;
+		if (oh == h || !s || s == h->stk)
+			continue;
+		uint32_t base = stack_segment_base(s);
+		for (uint32_t k = s->n; k-- > base;) {
+			if (!rescheduled(r, s, k) || s->v[k].ret != t)
+				continue;
+			prov_end(r, oh, 1);
+			park(r, oh, base, k + 1);
+			uint32_t nup = s->n - k;
+			struct stack_entry *up = oob_xmalloc(nup * sizeof(*up));
+			memcpy(up, s->v + k, nup * sizeof(*up));
+			recon_pop_to(r, oh, base);
+			for (uint32_t j = 0; j < nup; j++)
+				recon_push(r, oh, up[j].frame, j ? up[j].ret : STACK_RET_NONE,
+					   up[j].marker, 0);
+			free(up);
+			return;
+		}
+	}
+}
+
 /* Orders cand (n slots, all resuming at the same pc) by which one's return
  * addresses the next pcs of the batch reach, from the top down: of the
  * slots still in the running, those whose return address at the first
@@ -257,6 +326,9 @@ static uint32_t guess(struct recon *r, uint32_t *cand, uint32_t n, uint32_t i)
 	return n;
 }
 
+static int swap_harts(struct recon *r, struct tracker_hart *h, struct go_prov *p, uint32_t now,
+		      int blind);
+
 int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i)
 {
 	struct recon_go *g = r->go;
@@ -274,10 +346,14 @@ int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb
 		return 1;
 	}
 	park_morestack(r, h, base);
-	uint32_t cand[GO_CAND_MAX], n = 0, more = 0;
+	if (!parked_at(g, t))
+		park_other_morestack(r, h, t);
+	uint32_t cand[GO_CAND_MAX], n = 0, more = 0, nlive = 0;
 	for (uint32_t k = 0; k < g->n; k++) {
-		if (!g->v[k].live || g->v[k].e[g->v[k].n - 1].ret != t)
+		const struct go_parked *q = &g->v[k];
+		if (!(q->live || (q->held && q->held != h->id + 1)) || q->e[q->n - 1].ret != t)
 			continue;
+		nlive += q->live;
 		if (n < GO_CAND_MAX)
 			cand[n++] = k;
 		else
@@ -285,17 +361,33 @@ int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb
 	}
 	if (more) /* the goroutine may be one not followed */
 		r->run.st.repairs_ambiguous++;
-	if (n) {
+	if (nlive) {
 		prov_end(r, h, 1);
-		guess(r, cand, n, i);
+		uint32_t front = guess(r, cand, n, i);
 		struct go_prov *p = prov_of(g, h);
-		uint32_t k = cand[0];
-		p->ncand = 0;
-		for (uint32_t c = 1; c < n; c++)
-			if (!same_stack(&g->v[cand[c]], &g->v[k]))
-				p->cand[p->ncand++] = cand[c];
+		/* the goroutine guessed first among those parked; the others,
+		 * and those other harts resumed here provisionally, stay open */
+		uint32_t first = 0;
+		while (!g->v[cand[first]].live)
+			first++;
+		uint32_t k = cand[first];
 		g->v[k].live = 0;
 		g->nlive--;
+		p->chosen = k;
+		/* the next pcs prefer, to every parked one, a goroutine another
+		 * hart resumed here on a blind guess: that hart takes k instead */
+		if (first >= front && swap_harts(r, h, p, cand[0], 1)) {
+			first = 0;
+			k = cand[0];
+		}
+		p->ncand = p->nfront = 0;
+		for (uint32_t c = 0; c < n; c++) {
+			if (c != first && !same_stack(&g->v[cand[c]], &g->v[k])) {
+				p->nfront += c < front;
+				cand_add(p, g, cand[c]);
+			}
+		}
+		g->v[k].held = h->id + 1;
 		restore(r, h, base, k, g->v[k].n);
 		p->active = 1;
 		p->base = base;
@@ -375,17 +467,83 @@ static int fits(struct recon *r, const struct go_parked *q, uint32_t d, uint64_t
 /* A jump back to t that some goroutine's frame below asyncPreempt returns
  * to: only such goroutines fit (a signal right after a return never leaves
  * the caller's frame on top). */
-static int jump_by_ret(const struct recon_go *g, const struct go_prov *p, uint32_t d, uint64_t t)
+static int jump_by_ret(const struct recon_go *g, const struct go_prov *p, uint32_t d, uint64_t t,
+		       uint16_t self)
 {
 	const struct go_parked *c = &g->v[p->chosen];
 	if (c->n >= d + 2 && c->e[c->n - 2 - d].ret == t)
 		return 1;
 	for (uint32_t k = 0; k < p->ncand; k++) {
 		const struct go_parked *q = &g->v[p->cand[k]];
-		if (q->live && q->n >= d + 2 && q->e[q->n - 2 - d].ret == t)
+		if (cand_ok(g, p, k, self) && q->n >= d + 2 && q->e[q->n - 2 - d].ret == t)
 			return 1;
 	}
 	return 0;
+}
+
+/* Index of slot k (as stamp) among p's candidates, or -1. */
+static int64_t cand_find(const struct go_prov *p, uint32_t k, uint64_t stamp)
+{
+	for (uint32_t c = 0; c < p->ncand; c++)
+		if (p->cand[c] == k && p->cstamp[c] == stamp)
+			return c;
+	return -1;
+}
+
+/* Runs slot k instead of p's chosen one on hart h, whose stack may hold
+ * frames called since the resume: they stay, above k's restored frames
+ * (the returns seen took both goroutines' top frames alike). 0 if k is
+ * too shallow for those returns. */
+static int rehome(struct recon *r, struct tracker_hart *h, struct go_prov *p, uint32_t k)
+{
+	const struct go_parked *q = &r->go->v[k];
+	struct stack *s = h->stk;
+	uint32_t kept = p->low - p->base, returned = p->len - kept;
+	if (q->n <= returned || p->low > s->n)
+		return 0;
+	uint32_t nnew = s->n - p->low;
+	struct stack_entry *above = oob_xmalloc((nnew ? nnew : 1) * sizeof(*above));
+	memcpy(above, s->v + p->low, nnew * sizeof(*above));
+	restore(r, h, p->base, k, q->n - returned);
+	p->low = s->n;
+	for (uint32_t j = 0; j < nnew; j++) {
+		recon_push(r, h, above[j].frame, above[j].ret, above[j].marker, 0);
+		struct stack_entry *e = stack_top(s);
+		e->walked = above[j].walked;
+		e->jmp = above[j].jmp;
+		e->sp = above[j].sp;
+	}
+	free(above);
+	p->len = q->n;
+	return 1;
+}
+
+/*
+ * The joint choice: slot now, which hart h's returns (or, blind, the next
+ * pcs of h's batch) say it runs, is held provisionally by another hart
+ * whose candidates still include h's chosen slot (blind: one its own next
+ * pcs did not tell from now): the two harts swap goroutines. 0 if that
+ * hart cannot take it.
+ */
+static int swap_harts(struct recon *r, struct tracker_hart *h, struct go_prov *p, uint32_t now,
+		      int blind)
+{
+	struct recon_go *g = r->go;
+	struct tracker_hart *o = recon_hart(r, g->v[now].held - 1u);
+	struct go_prov *po = prov_of(g, o);
+	uint32_t was = p->chosen;
+	int64_t j = cand_find(po, was, g->v[was].stamp);
+	if (!po->active || po->chosen != now || j < 0 || (blind && (uint32_t)j >= po->nfront))
+		return 0;
+	po->chosen = was;
+	if (!rehome(r, o, po, was)) {
+		po->chosen = now;
+		return 0;
+	}
+	po->cand[j] = now; /* o may still turn out to run it after all */
+	po->cstamp[j] = g->v[now].stamp;
+	g->v[was].held = o->id + 1;
+	return 1;
 }
 
 void recon_go_recheck(struct recon *r, struct tracker_hart *h, uint64_t t, uint32_t f)
@@ -405,28 +563,45 @@ void recon_go_recheck(struct recon *r, struct tracker_hart *h, uint64_t t, uint3
 		return;
 	}
 	uint32_t d = top - k;
-	int by_ret = f != FRAME_NONE && jump_by_ret(g, p, d, t);
-	uint32_t keep = 0;
+	int by_ret = f != FRAME_NONE && jump_by_ret(g, p, d, t, h->id);
+	uint32_t keep = 0, nfront = 0;
 	for (uint32_t c = 0; c < p->ncand; c++) {
 		const struct go_parked *q = &g->v[p->cand[c]];
-		if (q->live && fits(r, q, d, t, f, by_ret))
+		if (cand_ok(g, p, c, h->id) && fits(r, q, d, t, f, by_ret)) {
+			nfront += c < p->nfront;
+			p->cstamp[keep] = p->cstamp[c];
 			p->cand[keep++] = p->cand[c];
+		}
 	}
 	p->ncand = keep;
+	p->nfront = nfront;
 	p->low = k;
-	if (!fits(r, &g->v[p->chosen], d, t, f, by_ret) && keep) {
-		/* the chosen goroutine would not return here: another one does */
-		uint32_t was = p->chosen, now = p->cand[0];
-		g->v[was].live = 1;
-		g->v[now].live = 0;
-		p->chosen = now;
-		p->len = g->v[now].n;
-		restore(r, h, p->base, now, g->v[now].n - d);
-		p->low = s->n - 1;
-		p->ncand = 0;
-		for (uint32_t c = 1; c < keep; c++)
-			if (!same_stack(&g->v[p->cand[c]], &g->v[now]))
-				p->cand[p->ncand++] = p->cand[c];
+	if (!fits(r, &g->v[p->chosen], d, t, f, by_ret)) {
+		/* the chosen goroutine would not return here: another one does,
+		 * a parked one, or one another hart runs provisionally */
+		uint32_t was = p->chosen, c = 0;
+		for (; c < keep; c++) {
+			uint32_t q = p->cand[c];
+			if (g->v[q].live || swap_harts(r, h, p, q, 0))
+				break;
+		}
+		if (c < keep) {
+			uint32_t now = p->cand[c];
+			if (g->v[now].live) {
+				g->v[was].live = 1;
+				g->v[was].held = 0;
+				g->v[now].live = 0;
+			}
+			g->v[now].held = h->id + 1;
+			p->chosen = now;
+			p->len = g->v[now].n;
+			restore(r, h, p->base, now, g->v[now].n - d);
+			p->low = s->n - 1;
+			p->ncand = p->nfront = 0;
+			for (uint32_t j = 0; j < keep; j++)
+				if (j != c && !same_stack(&g->v[p->cand[j]], &g->v[now]))
+					cand_add(p, g, p->cand[j]);
+		}
 	}
 	if (!p->ncand)
 		prov_end(r, h, 0);

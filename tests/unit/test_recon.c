@@ -52,6 +52,7 @@ struct row {
 	uint64_t undos;		      /* switch_undos */
 	uint64_t user_fixes, misfits; /* switch_user_fixes, switch_misfits */
 	uint32_t split;		      /* a second batch begins at this record, 0: one batch */
+	uint8_t hart[MAXRECS];	      /* the hart each record retired on (a batch per run) */
 };
 
 static const struct row rows[] = {
@@ -915,6 +916,109 @@ static const struct row rows[] = {
      .go = 1,
      .calls = 11,
      .returns = 3},
+    /* The joint choice across harts (RECONSTRUCTION.md 3.5): hart 0 parks
+     * ga's and gb's goroutines at gopark+4; hart 1 resumes one of them at
+     * the end of its batch (nothing to tell them apart: ga's, parked
+     * first), then hart 0 resumes the other one. Truth: hart 1 runs gb's
+     * (it returns to gb+8), hart 0 ga's (ga+4). */
+    {"Go: two harts resume goroutines parked at one pc: the next pcs swap them",
+     {{"ga", 0, 0},
+      {"gopark", 0, 0},
+      {"runtime.mcall", 0, 0},
+      {"runtime.mcall", 4, 0},
+      {"park_m", 0, 0},
+      {"gogo", 0, 0},
+      {"gogo", 4, 0},
+      {"gb", 0, 0},
+      {"gb", 4, 0},
+      {"gopark", 0, 0},
+      {"runtime.mcall", 0, 0},
+      {"runtime.mcall", 4, 0},
+      {"park_m", 0, 0},
+      {"park_m", 0, 0},
+      {"gogo", 0, 0},
+      {"gogo", 4, 0},
+      {"gopark", 4, 0},
+      {"gogo", 0, 0},
+      {"gogo", 4, 0},
+      {"gopark", 4, 0},
+      {"ga", 4, 0},
+      {"ga", 8, 0},
+      {"gb", 8, 0}},
+     NULL,
+     /* hart 0's next pcs (ga+4) prefer ga's goroutine, which hart 1 holds
+      * on a blind guess with gb's still open: they swap at once, so hart
+      * 0's gopark+4 runs on ga's stack */
+     {"ga 3", "ga;gopark 2", "park_m 1", "park_m;gogo 2", "runtime.goexit.abi0;gb 3",
+      "runtime.goexit.abi0;gb;gopark 2", "runtime.mcall 4", "runtime.mcall;park_m 2",
+      "runtime.mcall;park_m;gogo 4"},
+     .go = 1,
+     .hart = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1},
+     .calls = 10,
+     .returns = 5},
+    {"Go: a goroutine morestack left on another hart's g0 is the one resumed",
+     {{"gh", 0, 0},
+      {"gg", 0, 0},
+      {"runtime.morestack", 0, 0},
+      {"runtime.newstack", 0, 0},
+      {"gopreempt_m", 0, 0},
+      {"gogo", 0, 0},
+      {"park_m", 0, 0},
+      {"gogo", 0, 0},
+      {"gogo", 4, 0},
+      {"gg", 4, 0},
+      {"gh", 4, 0}},
+     NULL,
+     /* hart 0's newstack is preempted and its scheduler finds nothing to
+      * run (its M sleeps): hart 1's gogo lands at gg+4, where no goroutine
+      * is parked: gh's waits on hart 0, under its g0 frames, which stay
+      * there with morestack's at their bottom */
+     {"gh 2", "gh;gg 2", "gh;gg;runtime.morestack 1", "gh;gg;runtime.morestack;runtime.newstack 1",
+      "gh;gg;runtime.morestack;runtime.newstack;gopreempt_m 1", "park_m 1", "park_m;gogo 2",
+      "runtime.morestack;runtime.newstack;gopreempt_m;gogo 1"},
+     .go = 1,
+     .hart = {0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1},
+     .calls = 6,
+     .returns = 2},
+    {"Go: two harts resume goroutines parked at one pc: a return swaps them",
+     {{"ga", 0, 0},
+      {"gopark", 0, 0},
+      {"runtime.mcall", 0, 0},
+      {"runtime.mcall", 4, 0},
+      {"park_m", 0, 0},
+      {"gogo", 0, 0},
+      {"gogo", 4, 0},
+      {"gb", 0, 0},
+      {"gb", 4, 0},
+      {"gopark", 0, 0},
+      {"runtime.mcall", 0, 0},
+      {"runtime.mcall", 4, 0},
+      {"park_m", 0, 0},
+      {"park_m", 0, 0},
+      {"gogo", 0, 0},
+      {"gogo", 4, 0},
+      {"gopark", 4, 0},
+      {"gogo", 0, 0},
+      {"gogo", 4, 0},
+      {"gopark", 4, 0},
+      {"ga", 4, 0},
+      {"ga", 8, 0},
+      {"gb", 8, 0}},
+     NULL,
+     /* hart 0's batch ends at its landing too: it takes gb's, the one
+      * left parked, provisionally (its gopark+4 runs there), with ga's,
+      * held by hart 1, still open; its return to ga+4 fits only ga's, and
+      * hart 1 takes gb's, which its return to gb+8 then fits. Before the
+      * joint choice hart 0 settled gb's as its only candidate, and both
+      * returns were lost (repairs_unknown) */
+     {"ga 3", "ga;gopark 1", "park_m 1", "park_m;gogo 2", "runtime.goexit.abi0;gb 3",
+      "runtime.goexit.abi0;gb;gopark 3", "runtime.mcall 4", "runtime.mcall;park_m 2",
+      "runtime.mcall;park_m;gogo 4"},
+     .go = 1,
+     .hart = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1},
+     .split = 20,
+     .calls = 10,
+     .returns = 5},
 };
 
 static int cmp_str(const void *a, const void *b)
@@ -998,22 +1102,23 @@ static void run_row(void)
 	}
 	unsigned fields = (w->pconly ? 0 : TRACE_F_INSN) | (nx ? TRACE_F_REGS : 0);
 	CHECK_EQ(recon_start(r, fields, "test", &err), 0);
-	/* split: the records from w->split on come in a second batch */
-	uint32_t n1 = w->split ? w->split : n, nx1 = 0;
-	while (nx1 < nx && x[nx1].idx < n1)
-		nx1++;
-	for (uint32_t k = nx1; k < nx; k++)
-		x[k].idx -= n1;
-	struct trace_batch b = {
-	    .n = n1, .pc = pc, .insn = w->pconly ? NULL : insn, .x = x, .nx = nx1};
-	CHECK_EQ(recon_feed(r, &b), 0);
-	if (n1 < n) {
-		struct trace_batch b2 = {.n = n - n1,
-					 .pc = pc + n1,
-					 .insn = w->pconly ? NULL : insn + n1,
-					 .x = x + nx1,
-					 .nx = nx - nx1};
-		CHECK_EQ(recon_feed(r, &b2), 0);
+	/* a batch per run of records of one hart; the records from w->split
+	 * on begin another batch */
+	for (uint32_t at = 0, xa = 0; at < n;) {
+		uint32_t end = at + 1, xe = xa;
+		while (end < n && end != w->split && w->hart[end] == w->hart[at])
+			end++;
+		while (xe < nx && x[xe].idx < end)
+			x[xe++].idx -= at;
+		struct trace_batch b = {.n = end - at,
+					.hart = w->hart[at],
+					.pc = pc + at,
+					.insn = w->pconly ? NULL : insn + at,
+					.x = x + xa,
+					.nx = xe - xa};
+		CHECK_EQ(recon_feed(r, &b), 0);
+		at = end;
+		xa = xe;
 	}
 	struct profile *p = NULL;
 	CHECK_EQ(recon_finish(r, &p), 0);
