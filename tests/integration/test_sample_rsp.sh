@@ -366,7 +366,9 @@ for l in open(fold_f):
     hexes = [i for i, f in enumerate(fr[:-1]) if re.fullmatch(r"0x[0-9a-f]+", f)]
     if hexes:
         fr = fr[hexes[-1] + 1:]
-    if fr[-1].startswith("0x8"):
+    # the firmware (0x80000000...) and QEMU virt's reset ROM (0x1000, the
+    # first instructions of the boot), code in no ELF: the pc alone
+    if fr[-1].startswith("0x8") or re.fullmatch(r"0x1[0-9a-f]{3}", fr[-1]):
         fw += n
     elif ";".join(fr) in exact:
         ok += n
