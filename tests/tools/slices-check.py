@@ -2,16 +2,18 @@
 """The stack slices of a window, computed from a Perfetto (Chrome JSON)
 export, against GET /jobs/{id}/slices (api/api_slices.h).
 
-  slices-check.py PERFETTO.json API.json [API-by-process.json]
+  slices-check.py PERFETTO.json API.json...
 
 Truth: every B/E pair of the export (written with --min-duration 0: every
 frame longer than 0) is a slice (hart = tid - 1, depth = how many are open
 under it); cut to the API document's window [from, to), those longer than 0
 there and at least its min_duration are the slices the API must give, with
-the same names. With a by=process document as well: its tracks hold the
-same slices, each under the process of its bottom (depth 0) slice.
-Prints one line: OK and the counts, or what differs (exit 1)."""
+the same names. With a by=process document as well (API-p.json beside
+API.json): its tracks hold the same slices, each under the process of its
+bottom (depth 0) slice. Prints a line per document: OK and the counts, or
+DIFF and what differs (exit 1 if any differs)."""
 import json
+import os
 import sys
 from decimal import Decimal
 
@@ -52,9 +54,11 @@ def api_slices(doc):
                   for s, e, d, f in t["slices"])
 
 
-def main():
-    want_all = truth(sys.argv[1])
-    api = json.load(open(sys.argv[2]))
+def check(want_all, path):
+    api = json.load(open(path))
+    if "tracks" not in api:
+        print("DIFF: %s: not a slices document: %s" % (os.path.basename(path), str(api)[:200]))
+        return 1
     a = api["from"]
     b = api["to"] if api["to"] is not None else 1 << 64
     want = window(want_all, a, b, api["min_duration"])
@@ -71,8 +75,9 @@ def main():
     if api["hidden"] != short:
         bad.append("hidden %d, want %d" % (api["hidden"], short))
     nproc = 0
-    if len(sys.argv) > 3:
-        bp = json.load(open(sys.argv[3]))
+    bypath = path[:-5] + "-p.json"
+    if os.path.exists(bypath):
+        bp = json.load(open(bypath))
         if api_slices(bp) != got:
             bad.append("by=process: not the same slices")
         for t in bp["tracks"]:
@@ -80,19 +85,27 @@ def main():
             if len(roots) > 1:
                 bad.append("track of %s on hart %d: bottoms %s" % (
                     t.get("comm"), t["hart"], sorted(roots)[:3]))
-            if roots and t["process"] is not None and str(t["pid"]) not in next(iter(roots)):
-                bad.append("track pid %s under bottom %s" % (t["pid"], next(iter(roots))))
+            root = next(iter(roots)) if roots else None
+            if root and t["process"] is not None and (
+                    t["comm"] not in root or (t["pid"] >= 0 and str(t["pid"]) not in root)):
+                bad.append("track of %s (pid %s) under bottom %s" % (t["comm"], t["pid"], root))
             # nested: every slice at depth d > 0 lies in one of depth d - 1 of its track
             nproc += t["process"] is not None
         keys = [(t["hart"], t["process"]) for t in bp["tracks"]]
         if len(set(keys)) != len(keys):
             bad.append("by=process: a (hart, process) twice")
+    name = os.path.basename(path)
     if bad:
-        print("DIFF: " + "; ".join(bad))
+        print("DIFF: %s: %s" % (name, "; ".join(bad)))
         return 1
-    print("OK: %d slices, %d hidden, %d harts, %d process tracks" % (
-        len(got), short, len({h for h, *_ in got}), nproc))
+    print("OK: %s: %d slices, %d hidden, %d harts, %d process tracks" % (
+        name, len(got), short, len({h for h, *_ in got}), nproc))
     return 0
+
+
+def main():
+    want_all = truth(sys.argv[1])
+    return max(check(want_all, p) for p in sys.argv[2:])
 
 
 if __name__ == "__main__":
