@@ -69,7 +69,8 @@ uint64_t export_perfetto_go(FILE *f, const struct export_clock *c, const struct 
 /* Perfetto's protobuf Trace, gzipped (export_perfetto_pb.c). */
 int export_perfetto_pb(const struct profile *p, struct evlog *ev, const struct export_opts *o,
 		       FILE *out, struct oob_err *err);
-int export_pprof(const struct profile *p, const struct export_opts *o, FILE *out,
+/* pprof; ev (may be NULL) splits the per-context form's samples per hart. */
+int export_pprof(const struct profile *p, struct evlog *ev, const struct export_opts *o, FILE *out,
 		 struct oob_err *err);
 int export_svg(const struct profile *p, const struct export_opts *o, FILE *out,
 	       struct oob_err *err);
