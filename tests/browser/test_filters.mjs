@@ -100,7 +100,7 @@ async function linuxCases(page, srv) {
     sameTable(shown, top, 'hart 1');
     const sum = (d) => d.functions.reduce((s, f) => s + f.self_instructions, 0);
     check(sum(top) < sum(all) && sum(top) > 0, `hart 1 self sum ${sum(top)}, all ${sum(all)}`);
-    await page.screenshot({ path: screenshotPath('filters-hart.png'), fullPage: false });
+    await page.locator('#top').screenshot({ path: screenshotPath('filters-hart.png') });
     return `${shown.count} rows on hart 1 (${sum(top)} instructions of ${sum(all)})`;
   });
   await R.run('process and hart survive a reload of the URL: the same table', async () => {
@@ -127,7 +127,7 @@ async function linuxCases(page, srv) {
     const chip = await page.locator('#proc-chip').innerText();
     check(chip.includes(`${pick.p.pid}`), `process chip: ${chip}`);
     sameTable(await tableOf(page), pick.top, `pid ${pick.p.pid} on hart 1 after the reload`);
-    await page.screenshot({ path: screenshotPath('filters-reload.png'), fullPage: false });
+    await page.locator('#top').screenshot({ path: screenshotPath('filters-reload.png') });
     return `${url.split('#')[1]}: ${pick.top.functions.length} rows (${pick.p.comm})`;
   });
 }
