@@ -127,6 +127,11 @@ static int write_export(struct api_ctx *c, struct http_req *r, const struct cata
 	int rc = 0;
 	if (export_wants_events(&x->o) && !(log = api_job_events(c, row, id, e)))
 		rc = e->code;
+	if (x->o.format == EXPORT_PPROF && !profile_npcs(p)) {
+		/* per-hart samples when the job kept its events; else without */
+		struct oob_err none = {0};
+		log = api_job_events(c, row, id, &none);
+	}
 	if (rc == 0 && export_is_perfetto(x->o.format) && (rc = api_go_load(c, id, &go, e)) == 0)
 		x->o.go = go.trace ? &go.go : NULL;
 	FILE *f = rc == 0 ? temp_file(c, e) : NULL;

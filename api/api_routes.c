@@ -15,6 +15,7 @@
 #include "api_jobs.h"
 #include "api_metrics.h"
 #include "api_remove.h"
+#include "api_slices.h"
 #include "api_timeline.h"
 #include "api_static.h"
 #include "util/oob_log.h"
@@ -64,6 +65,7 @@ static const struct api_route routes[] = {
     READ("/api/v1/jobs/{id}/annotate", api_jobs_annotate),
     READ("/api/v1/jobs/{id}/processes", api_jobs_processes),
     READ("/api/v1/jobs/{id}/timeline", api_jobs_timeline),
+    READ("/api/v1/jobs/{id}/slices", api_jobs_slices),
     READ("/api/v1/jobs/{id}/offcpu", api_jobs_offcpu),
     READ("/api/v1/jobs/{id}/path", api_jobs_path),
     READ("/api/v1/jobs/{id}/export/speedscope", api_export_get),

@@ -20,7 +20,7 @@
 #include "timeline/waits_json.h"
 #include "result.h"
 
-static int window_args(struct http_req *r, struct timeline_opts *o, struct oob_err *e)
+int api_timeline_window_args(struct http_req *r, struct timeline_opts *o, struct oob_err *e)
 {
 	uint64_t hart = UINT64_MAX;
 	memset(o, 0, sizeof(*o));
@@ -93,17 +93,7 @@ static size_t count_intervals(const json_t *v)
 	return n;
 }
 
-/* A finished job's stack events and the profile of the run that recorded
- * them (its stored result, borrowed from the cache), held for one request. */
-struct job_events {
-	struct api_cache_ref *ref;
-	int partial;
-	struct evlog *log;
-	struct evidx *ix; /* NULL: replay the whole log */
-	const struct profile *p;
-};
-
-static int job_events_get(struct api_ctx *c, int64_t id, struct job_events *x, struct oob_err *e)
+int api_job_events_get(struct api_ctx *c, int64_t id, struct api_job_events *x, struct oob_err *e)
 {
 	struct catalog_result row;
 	const struct result *res;
@@ -117,7 +107,7 @@ static int job_events_get(struct api_ctx *c, int64_t id, struct job_events *x, s
 	return 0;
 }
 
-static void job_events_put(struct api_ctx *c, struct job_events *x)
+void api_job_events_put(struct api_ctx *c, struct api_job_events *x)
 {
 	evidx_free(x->ix);
 	evlog_free(x->log);
@@ -145,7 +135,7 @@ static int detail_arg(struct http_req *r, int *d, struct oob_err *e)
 
 /* The events a replay of the window goes through, from the index: each
  * hart's events taken as spread evenly over its time. */
-static double window_events(struct evidx *ix, const struct timeline_opts *o)
+double api_timeline_window_events(struct evidx *ix, const struct timeline_opts *o)
 {
 	double n = 0;
 	for (unsigned i = 0; i < evidx_nharts(ix); i++) {
@@ -165,18 +155,18 @@ static double window_events(struct evidx *ix, const struct timeline_opts *o)
 
 /* Whether detail=auto answers from the summaries: a replay of the window
  * would be long, and a bucket fits in min_duration. */
-static int auto_buckets(const struct job_events *x, struct timeline_lod *l,
+static int auto_buckets(const struct api_job_events *x, struct timeline_lod *l,
 			const struct timeline_opts *o)
 {
 	return x->ix && o->min_dur >= timeline_lod_finest(l) &&
-	       window_events(x->ix, o) > API_TIMELINE_LOD_EVENTS;
+	       api_timeline_window_events(x->ix, o) > API_TIMELINE_LOD_EVENTS;
 }
 
 /* The hart intervals as detail asks: exact (a replay of the window),
  * buckets (the job's summaries; a replay builds them when the file is
  * missing or damaged), or auto (buckets when auto_buckets says so and the
  * file serves, else exact). */
-static int harts_of(struct api_ctx *c, int64_t id, const struct job_events *x,
+static int harts_of(struct api_ctx *c, int64_t id, const struct api_job_events *x,
 		    const struct timeline_opts *o, int detail, struct timeline **t,
 		    struct oob_err *e)
 {
@@ -207,15 +197,16 @@ static json_t *build(struct api_ctx *c, struct http_req *r, int64_t id, struct o
 {
 	int detail;
 	struct timeline_opts o;
-	struct job_events x = {0};
+	struct api_job_events x = {0};
 	struct timeline *t = NULL;
 	struct api_go go = {0};
 	unsigned tracks = TIMELINE_T_ALL;
 	const char *tr = http_req_arg(r, "tracks");
 	json_t *j = NULL;
-	if (window_args(r, &o, e) < 0 || (tr && timeline_tracks_parse(tr, &tracks, e) < 0) ||
-	    detail_arg(r, &detail, e) < 0 || job_events_get(c, id, &x, e) < 0 ||
-	    harts_of(c, id, &x, &o, detail, &t, e) < 0 || api_go_load(c, id, &go, e) < 0)
+	if (api_timeline_window_args(r, &o, e) < 0 ||
+	    (tr && timeline_tracks_parse(tr, &tracks, e) < 0) || detail_arg(r, &detail, e) < 0 ||
+	    api_job_events_get(c, id, &x, e) < 0 || harts_of(c, id, &x, &o, detail, &t, e) < 0 ||
+	    api_go_load(c, id, &go, e) < 0)
 		goto out;
 	j = timeline_json(t, x.p, go.trace ? &go.go : NULL, &o, tracks);
 	if (go.clock && !go.aligned)
@@ -224,7 +215,7 @@ static json_t *build(struct api_ctx *c, struct http_req *r, int64_t id, struct o
 out:
 	api_go_free(&go);
 	timeline_free(t);
-	job_events_put(c, &x);
+	api_job_events_put(c, &x);
 	return j;
 }
 
@@ -255,9 +246,9 @@ int api_timeline_flamegraph(struct api_ctx *c, struct http_req *r, int64_t id,
 {
 	struct oob_err e = {0};
 	struct timeline_opts o;
-	struct job_events x = {0};
+	struct api_job_events x = {0};
 	struct profile *w = NULL;
-	if (window_args(r, &o, &e) == 0 && job_events_get(c, id, &x, &e) == 0 &&
+	if (api_timeline_window_args(r, &o, &e) == 0 && api_job_events_get(c, id, &x, &e) == 0 &&
 	    timeline_profile_ix(x.log, x.ix, x.p, o.hart, o.from, o.to, &w, &e) == 0) {
 		json_t *j = api_flame_build(w, x.partial, fo);
 		json_object_set_new(j, "from", json_integer((json_int_t)o.from));
@@ -267,7 +258,7 @@ int api_timeline_flamegraph(struct api_ctx *c, struct http_req *r, int64_t id,
 		http_respond_oob_err(r, &e);
 	}
 	profile_free(w);
-	job_events_put(c, &x);
+	api_job_events_put(c, &x);
 	return HTTP_BODY_NONE;
 }
 
@@ -276,9 +267,9 @@ int api_timeline_top(struct api_ctx *c, struct http_req *r, int64_t id,
 {
 	struct oob_err e = {0};
 	struct timeline_opts o;
-	struct job_events x = {0};
+	struct api_job_events x = {0};
 	struct profile *w = NULL;
-	if (window_args(r, &o, &e) == 0 && job_events_get(c, id, &x, &e) == 0 &&
+	if (api_timeline_window_args(r, &o, &e) == 0 && api_job_events_get(c, id, &x, &e) == 0 &&
 	    timeline_profile_ix(x.log, x.ix, x.p, o.hart, o.from, o.to, &w, &e) == 0) {
 		struct profile_func *v;
 		size_t n = api_flame_functions(w, fo, &v);
@@ -291,7 +282,7 @@ int api_timeline_top(struct api_ctx *c, struct http_req *r, int64_t id,
 		http_respond_oob_err(r, &e);
 	}
 	profile_free(w);
-	job_events_put(c, &x);
+	api_job_events_put(c, &x);
 	return HTTP_BODY_NONE;
 }
 
@@ -348,12 +339,12 @@ static void respond_folded(struct http_req *r, const struct profile *o)
 int api_jobs_offcpu(struct api_ctx *c, struct http_req *r, struct api_req *q)
 {
 	struct oob_err e = {0};
-	struct job_events x = {0};
+	struct api_job_events x = {0};
 	struct waits *w = NULL;
 	struct profile *o = NULL;
 	uint32_t task;
 	int fmt;
-	if (offcpu_view(r, &fmt, &e) < 0 || job_events_get(c, q->id, &x, &e) < 0 ||
+	if (offcpu_view(r, &fmt, &e) < 0 || api_job_events_get(c, q->id, &x, &e) < 0 ||
 	    task_arg(r, x.p, &task, &e) < 0 || waits_build(x.log, x.p, &w, &e) < 0 ||
 	    (fmt && !(o = waits_offcpu_profile(w, x.p, task, &e)))) {
 		http_respond_oob_err(r, &e);
@@ -370,7 +361,7 @@ int api_jobs_offcpu(struct api_ctx *c, struct http_req *r, struct api_req *q)
 	}
 	profile_free(o);
 	waits_free(w);
-	job_events_put(c, &x);
+	api_job_events_put(c, &x);
 	return HTTP_BODY_NONE;
 }
 
@@ -378,7 +369,7 @@ int api_jobs_path(struct api_ctx *c, struct http_req *r, struct api_req *q)
 {
 	struct oob_err e = {0};
 	struct timeline_opts o;
-	struct job_events x = {0};
+	struct api_job_events x = {0};
 	struct waits *w = NULL;
 	uint64_t top = 5;
 	uint32_t task;
@@ -386,9 +377,9 @@ int api_jobs_path(struct api_ctx *c, struct http_req *r, struct api_req *q)
 	if (!http_req_arg(r, "task"))
 		oob_err_set(&e, -EINVAL,
 			    "task is needed: a pid, or a task's name as in /processes");
-	else if (window_args(r, &o, &e) == 0 &&
+	else if (api_timeline_window_args(r, &o, &e) == 0 &&
 		 api_arg_uint("top", http_req_arg(r, "top"), 0, 100, &top, &e) == 0 &&
-		 job_events_get(c, q->id, &x, &e) == 0 && task_arg(r, x.p, &task, &e) == 0 &&
+		 api_job_events_get(c, q->id, &x, &e) == 0 && task_arg(r, x.p, &task, &e) == 0 &&
 		 waits_build(x.log, x.p, &w, &e) == 0)
 		waits_path_json(x.log, w, x.p, task, o.from, o.to, (unsigned)top, &j, &e);
 	if (j) {
@@ -398,6 +389,6 @@ int api_jobs_path(struct api_ctx *c, struct http_req *r, struct api_req *q)
 		http_respond_oob_err(r, &e);
 	}
 	waits_free(w);
-	job_events_put(c, &x);
+	api_job_events_put(c, &x);
 	return HTTP_BODY_NONE;
 }

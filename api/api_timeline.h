@@ -41,6 +41,9 @@
 
 #include "api_flame.h"
 #include "api_routes.h"
+#include "recon/evidx.h"
+#include "recon/evlog.h"
+#include "timeline/timeline.h"
 #include "timeline/timeline_go.h"
 
 #define API_TIMELINE_MAX_INTERVALS 1000000
@@ -61,6 +64,25 @@ void api_go_free(struct api_go *s);
 int api_jobs_timeline(struct api_ctx *c, struct http_req *r, struct api_req *q);
 int api_jobs_offcpu(struct api_ctx *c, struct http_req *r, struct api_req *q);
 int api_jobs_path(struct api_ctx *c, struct http_req *r, struct api_req *q);
+
+/* A finished job's stack events and the profile of the run that recorded
+ * them (its stored result, borrowed from the cache), held for one request. */
+struct api_cache_ref;
+struct api_job_events {
+	struct api_cache_ref *ref;
+	int partial;
+	struct evlog *log;
+	struct evidx *ix; /* NULL: replay the whole log */
+	const struct profile *p;
+};
+int api_job_events_get(struct api_ctx *c, int64_t id, struct api_job_events *x, struct oob_err *e);
+void api_job_events_put(struct api_ctx *c, struct api_job_events *x);
+
+/* The window arguments from=, to=, min_duration=, hart= (400 on bad ones). */
+int api_timeline_window_args(struct http_req *r, struct timeline_opts *o, struct oob_err *e);
+/* The events a replay of the window goes through, from the index: each
+ * hart's events taken as spread evenly over its time. */
+double api_timeline_window_events(struct evidx *ix, const struct timeline_opts *o);
 
 /* 1 if the request asks for a window (from= or to=). */
 int api_timeline_windowed(struct http_req *r);

@@ -521,7 +521,8 @@ int cli_cmd_export(struct cli *c, int argc, char **argv)
 	c->ex.annotate = c->annotate;
 	c->ex.name = c->name ? c->name : base_name(argv[optind]);
 	c->ex.max_events = c->max_events;
-	if (export_wants_events(&c->ex)) {
+	/* pprof's per-context form splits its samples per hart from the events */
+	if (export_wants_events(&c->ex) || (c->ex.format == EXPORT_PPROF && !c->ro.pcs)) {
 		/* One event past the bound is enough to know speedscope falls back. */
 		uint64_t cap =
 		    c->ex.format == EXPORT_SPEEDSCOPE && c->max_events ? c->max_events + 1 : 0;

@@ -9,10 +9,12 @@
 // mode) selects a window: its flame graph here, and a link to the job page
 // with its flame graph and table. "Critical path" asks for a task's path
 // (GET /api/v1/jobs/<id>/path, over the selection if any): a lane of its
-// steps above the harts, and the hart intervals it ran in outlined.
+// steps above the harts, and the hart intervals it ran in outlined. Under
+// the lanes, the stack over time per hart or per process (slices.js).
 import { getJSON } from './api.js';
 import { el, message, num, percent, spinner } from './util.js';
 import { frameColor } from './colors.js';
+import { sliceChart } from './slices.js';
 
 const LANE = 18;
 const LABEL = 150;
@@ -200,7 +202,13 @@ export function renderTimeline(main, id) {
     el('p', { class: 'controls' }, windowLink, ' ', el('label', { for: 'timeline-select-mode' }, selectMode,
       ' select: drag selects a window instead of panning')),
     el('p', { class: 'controls' }, pathTask, ' ', pathButton, ' ', pathStatus),
-    selection, legendBox, axisBox, chartBox, detail, flameBox);
+    selection, legendBox, axisBox, chartBox, detail);
+  const slices = sliceChart({ id, label: LABEL, width: () => width(), detail,
+    zoomTo: (t) => { if (mainSvg) mainSvg.call(mainZoom.transform, t); } });
+  main.append(slices.el, flameBox);
+  slices.onChange(() => { if (x) slices.load(x, transform); });
+  let mainSvg = null;
+  let mainZoom = null;
   let doc = null;
   let path = null;
   let x = null;
@@ -261,14 +269,20 @@ export function renderTimeline(main, id) {
           .attr('x', (d) => Math.max(LABEL, x(d.s)))
           .attr('width', (d) => Math.max(1, x(d.e) - Math.max(LABEL, x(d.s))));
         drawAxis();
+        slices.rescale(x, transform);
         if (restoring) return;
         clearTimeout(timer);
-        timer = setTimeout(() => load(x.domain()[0], x.domain()[1], false), 300);
+        timer = setTimeout(() => {
+          load(x.domain()[0], x.domain()[1], false);
+          slices.load(x, transform);
+        }, 300);
       });
     // A new document keeps the zoom the user chose (without asking again).
     restoring = true;
     svg.call(zoom).call(zoom.transform, transform);
     restoring = false;
+    mainSvg = svg;
+    mainZoom = zoom;
   }
 
   const selecting = (ev) => ev.shiftKey || selectMode.checked;

@@ -151,7 +151,7 @@ int export_write(const struct profile *p, struct evlog *ev, const struct export_
 		rc = export_perfetto_pb(p, ev, o, out, err);
 		break;
 	case EXPORT_PPROF:
-		rc = export_pprof(p, o, out, err);
+		rc = export_pprof(p, ev, o, out, err);
 		break;
 	case EXPORT_SVG:
 		rc = export_svg(p, o, out, err);

@@ -9,6 +9,7 @@
 
 #include "recon/evlog.h"
 #include "export/export.h"
+#include "export/export_slices.h"
 #include "profile/profile.h"
 
 /* How an event's stamp becomes an output time: which stamp, the origin, and
@@ -45,11 +46,6 @@ int export_speedscope(const struct profile *p, struct evlog *ev, const struct ex
  * on the hart's stack (0: the bottom), end() of the innermost open one;
  * times in the export's ns. Returns evlog_replay's result; *kept and
  * *dropped count the frames written and left out. */
-struct export_slice_sink {
-	void *ctx;
-	void (*begin)(void *ctx, unsigned hart, uint32_t depth, uint32_t frame, uint64_t ns);
-	void (*end)(void *ctx, unsigned hart, uint32_t frame, uint64_t ns);
-};
 int export_slices(struct evlog *ev, uint32_t nframes, const struct export_clock *c, uint64_t min_ns,
 		  const struct export_slice_sink *s, uint64_t *kept, uint64_t *dropped,
 		  struct oob_err *err);
@@ -73,7 +69,8 @@ uint64_t export_perfetto_go(FILE *f, const struct export_clock *c, const struct 
 /* Perfetto's protobuf Trace, gzipped (export_perfetto_pb.c). */
 int export_perfetto_pb(const struct profile *p, struct evlog *ev, const struct export_opts *o,
 		       FILE *out, struct oob_err *err);
-int export_pprof(const struct profile *p, const struct export_opts *o, FILE *out,
+/* pprof; ev (may be NULL) splits the per-context form's samples per hart. */
+int export_pprof(const struct profile *p, struct evlog *ev, const struct export_opts *o, FILE *out,
 		 struct oob_err *err);
 int export_svg(const struct profile *p, const struct export_opts *o, FILE *out,
 	       struct oob_err *err);

@@ -20,6 +20,16 @@
  * entries are counted per hart: the same stack on two harts is two samples).
  * The calls sample type stays "times the context was entered", on a sample
  * of its own at the function's entry.
+ *
+ * A task without a pid gets a task label too, its root's name ("? [task 5]"),
+ * so that two of one comm stay apart.
+ *
+ * The per-context form (no per-pc counts) has the same labels: process
+ * roots become pid and comm, and with the run's stack events each context
+ * is one sample per hart that ran it, its weights those of a replay of
+ * that hart alone (timeline_profile over the whole run, whose weights per
+ * context add up to the profile's over the harts). Without the events
+ * there is no hart label.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -27,6 +37,7 @@
 
 #include "export/export_impl.h"
 #include "export/export_pb.h"
+#include "timeline/timeline.h"
 #include "util/oob_map.h"
 #include "util/oob_mem.h"
 
@@ -92,6 +103,7 @@ struct enc {
 	struct oob_map fn_ids, loc_ids;
 	uint64_t nfns, nlocs, frame_loc0;
 	uint32_t *site_map;
+	const struct profile_process **proc_of; /* per frame: its process, or NULL */
 };
 
 static void put_msg(struct enc *e, unsigned field, struct export_pb *m)
@@ -260,25 +272,38 @@ static void put_label(struct export_pb *m, struct enc *e, const char *key, const
 	export_pb_free(&l);
 }
 
-/* A sample: leaf location, then node's stack above it (process roots and
- * the hart, unless PROFILE_HART_UNKNOWN, as labels), then the values. */
-static void put_pc_sample(struct enc *e, uint64_t leaf, uint32_t node, uint32_t hart,
-			  uint64_t insns, uint64_t cycles, uint64_t calls)
+static void index_processes(struct enc *e)
+{
+	const struct profile *p = e->p;
+	size_t nf = profile_nframes(p);
+	e->proc_of = oob_xcalloc(nf ? nf : 1, sizeof(*e->proc_of));
+	for (size_t k = 0; k < profile_nprocesses(p); k++) {
+		const struct profile_process *q = profile_process(p, k);
+		if (q->frame < nf && !e->proc_of[q->frame])
+			e->proc_of[q->frame] = q;
+	}
+}
+
+/* A sample: its ids (leaf first; the stack of node above skip, with loc0 +
+ * frame for each frame but process roots, which become labels, as the hart
+ * does unless PROFILE_HART_UNKNOWN), then the values. */
+static void put_sample(struct enc *e, uint32_t node, uint32_t skip, uint64_t loc0, uint32_t hart,
+		       uint64_t insns, uint64_t cycles, uint64_t calls)
 {
 	const struct profile *p = e->p;
 	const struct profile_process *proc = NULL;
-	export_pb_varint(&e->ids, leaf);
 	for (uint32_t x = node; x != 0; x = profile_node(p, x)->parent) {
 		uint32_t f = profile_node(p, x)->frame;
-		if (profile_frame(p, f)->kind != PROFILE_FRAME_PROCESS) {
-			if (x != node)
-				export_pb_varint(&e->ids, e->frame_loc0 + f);
-			continue;
+		/* a process root that is the leaf (weight before any function was
+		 * known) stays its frame: a sample needs a location */
+		if (profile_frame(p, f)->kind != PROFILE_FRAME_PROCESS ||
+		    (x == node && x != skip)) {
+			if (x != skip)
+				export_pb_varint(&e->ids, loc0 + f);
+			if (profile_frame(p, f)->kind != PROFILE_FRAME_PROCESS)
+				continue;
 		}
-		for (size_t k = 0; k < profile_nprocesses(p) && !proc; k++)
-			if (profile_process(p, k)->frame == f)
-				proc = profile_process(p, k);
-		if (!proc)
+		if (!(proc = e->proc_of[f]))
 			put_label(&e->tmp, e, "comm", profile_frame(p, f)->name, 0);
 	}
 	export_pb_varint(&e->vals, insns);
@@ -291,10 +316,20 @@ static void put_pc_sample(struct enc *e, uint64_t leaf, uint32_t node, uint32_t 
 		put_label(&e->tmp, e, "pid", NULL, proc->pid);
 	if (proc && proc->comm)
 		put_label(&e->tmp, e, "comm", proc->comm, 0);
+	if (proc && proc->pid < 0) /* no pid: the task's own name tells tasks apart */
+		put_label(&e->tmp, e, "task", profile_frame(p, proc->frame)->name, 0);
 	if (hart != PROFILE_HART_UNKNOWN)
 		put_label(&e->tmp, e, "hart", NULL, hart);
 	e->ids.n = e->vals.n = 0;
 	put_msg(e, P_SAMPLE, &e->tmp);
+}
+
+/* At the exact pc: the leaf location, then node's stack above it. */
+static void put_pc_sample(struct enc *e, uint64_t leaf, uint32_t node, uint32_t hart,
+			  uint64_t insns, uint64_t cycles, uint64_t calls)
+{
+	export_pb_varint(&e->ids, leaf);
+	put_sample(e, node, node, e->frame_loc0, hart, insns, cycles, calls);
 }
 
 static void put_pc_profile(struct enc *e)
@@ -351,27 +386,39 @@ static void put_frames(struct enc *e)
 	}
 }
 
-/* One sample per calling context with any weight: its stack leaf first. */
-static void put_samples(struct enc *e)
+/* One calling context's sample on one hart (PROFILE_HART_UNKNOWN: all):
+ * its stack leaf first, n's weights. */
+static void put_node_sample(struct enc *e, uint32_t i, uint32_t hart, const struct profile_node *n)
+{
+	if (!n->self_insns && !n->self_cycles && !n->calls)
+		return;
+	if (i == 0)
+		export_pb_varint(&e->ids, e->unknown_id);
+	put_sample(e, i, 0, 1, hart, n->self_insns, n->self_cycles, n->calls);
+}
+
+/* One sample per calling context with any weight, and per hart when the
+ * stack events say which ran it (a profile per hart, replayed). */
+static int put_samples(struct enc *e, struct evlog *ev, struct oob_err *err)
 {
 	const struct profile *p = e->p;
-	for (uint32_t i = 0; i < profile_nnodes(p); i++) {
-		const struct profile_node *n = profile_node(p, i);
-		if (!n->self_insns && !n->self_cycles && !n->calls)
-			continue;
-		for (uint32_t x = i; x != 0; x = profile_node(p, x)->parent)
-			export_pb_varint(&e->ids, profile_node(p, x)->frame + 1);
-		if (i == 0)
-			export_pb_varint(&e->ids, e->unknown_id);
-		export_pb_varint(&e->vals, n->self_insns);
-		if (e->cycles)
-			export_pb_varint(&e->vals, n->self_cycles);
-		export_pb_varint(&e->vals, n->calls);
-		export_pb_bytes(&e->tmp, 1, e->ids.p, e->ids.n);
-		export_pb_bytes(&e->tmp, 2, e->vals.p, e->vals.n);
-		e->ids.n = e->vals.n = 0;
-		put_msg(e, P_SAMPLE, &e->tmp);
+	unsigned nh = ev ? evlog_nharts(ev) : 0;
+	struct profile **ph = oob_xcalloc(nh ? nh : 1, sizeof(*ph));
+	int rc = 0;
+	for (unsigned h = 0; h < nh && rc == 0; h++)
+		if (evlog_hart(ev, h).events)
+			rc = timeline_profile(ev, p, (int)h, 0, 0, &ph[h], err);
+	for (uint32_t i = 0; i < profile_nnodes(p) && rc == 0; i++) {
+		if (!nh)
+			put_node_sample(e, i, PROFILE_HART_UNKNOWN, profile_node(p, i));
+		for (unsigned h = 0; h < nh; h++)
+			if (ph[h])
+				put_node_sample(e, i, h, profile_node(ph[h], i));
 	}
+	for (unsigned h = 0; h < nh; h++)
+		profile_free(ph[h]);
+	free(ph);
+	return rc;
 }
 
 static void put_header(struct enc *e, const struct export_opts *o)
@@ -399,7 +446,7 @@ static void put_strings(struct enc *e)
 	}
 }
 
-int export_pprof(const struct profile *p, const struct export_opts *o, FILE *out,
+int export_pprof(const struct profile *p, struct evlog *ev, const struct export_opts *o, FILE *out,
 		 struct oob_err *err)
 {
 	struct enc e = {.p = p, .cycles = profile_has_cycles(p)};
@@ -410,16 +457,18 @@ int export_pprof(const struct profile *p, const struct export_opts *o, FILE *out
 		return oob_err_set(err, -ENOMEM, "pprof export: zlib cannot start");
 	oob_map_init(&e.st.idx, 2 * profile_nframes(p) + 16);
 	put_header(&e, o);
+	index_processes(&e);
+	int rc = 0;
 	if (profile_npcs(p)) {
 		put_pc_profile(&e);
 	} else {
 		put_frames(&e);
-		put_samples(&e);
+		rc = put_samples(&e, ev, err);
 	}
 	put_strings(&e);
-	int rc = export_pb_gz_finish(&e.out) < 0
-		     ? oob_err_set(err, -EIO, "pprof export: zlib failed")
-		     : 0;
+	if (export_pb_gz_finish(&e.out) < 0 && rc == 0)
+		rc = oob_err_set(err, -EIO, "pprof export: zlib failed");
+	free(e.proc_of);
 	oob_map_destroy(&e.st.idx);
 	free(e.st.v);
 	export_pb_free(&e.tmp);

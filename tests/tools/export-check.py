@@ -198,6 +198,21 @@ def packed(v, wt):
     return out
 
 
+def process_root(strings, labels):
+    """The process root frame a sample's labels stand for, as the other
+    exports name it: "comm pid", the task's name without a pid, the comm
+    alone without either; none without labels."""
+    lb = {}
+    for x in labels:
+        key = strings[x.get(1, 0)]
+        lb[key] = strings[x[2]] if 2 in x else x.get(3, 0)
+    if "pid" in lb:
+        return ["%s %d" % (lb.get("comm", ""), lb["pid"])]
+    if "task" in lb:
+        return [lb["task"]]
+    return [lb["comm"]] if "comm" in lb else []
+
+
 def read_pprof(path, metric):
     raw = gzip.open(path).read()
     strings, samples, locs, funcs, types = [], [], {}, {}, []
@@ -209,13 +224,15 @@ def read_pprof(path, metric):
             d = dict((g, x) for g, _, x in fields(v))
             types.append(d.get(1, 0))
         elif f == 2:
-            ids, vals = [], []
+            ids, vals, labels = [], [], []
             for g, w2, x in fields(v):
                 if g == 1:
                     ids += packed(x, w2)
                 elif g == 2:
                     vals += packed(x, w2)
-            samples.append((ids, vals))
+                elif g == 3:
+                    labels.append(dict((h, y) for h, _, y in fields(x)))
+            samples.append((ids, vals, labels))
         elif f == 4:
             d = fields(v)
             lid = [x for g, _, x in d if g == 1][0]
@@ -237,11 +254,11 @@ def read_pprof(path, metric):
         fail("pprof: default_sample_type names no sample type")
     k = tnames.index(metric)
     w = Weights()
-    for ids, vals in samples:
+    for ids, vals, labels in samples:
         if len(vals) != len(tnames):
             fail("pprof: a sample with the wrong number of values")
         names = [strings[funcs[locs[i]]] for i in reversed(ids)]  # leaf first in the file
-        w.stack(names, vals[k])
+        w.stack(process_root(strings, labels) + names, vals[k])
     return w, strings[default] if default is not None else None
 
 
