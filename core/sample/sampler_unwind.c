@@ -239,9 +239,11 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 }
 
 /* Whether the function at [entry, entry + size) of module m never writes
- * ra or sp (rv_int_dest over its code in the ELF): wherever it stopped, its
- * caller is at ra with the same sp. Any instruction rv_decode rejects, or
- * code the ELF does not hold, makes it not a leaf. */
+ * ra or sp (rv_int_dest over its code in the ELF) and calls nothing, not
+ * even through t0 (the kernel's __memmove calls its own byte-copy helpers
+ * with jal t0, frames the trace shows): wherever it stopped, its caller is
+ * at ra with the same sp. Any instruction rv_decode rejects, or code the
+ * ELF does not hold, makes it not a leaf. */
 static int leaf_code(Dwfl_Module *m, uint64_t entry, uint64_t size)
 {
 	Dwarf_Addr at = entry, bias;
@@ -261,7 +263,8 @@ static int leaf_code(Dwfl_Module *m, uint64_t entry, uint64_t size)
 			bits |= (uint32_t)c[off + 2] << 16 | (uint32_t)c[off + 3] << 24;
 		}
 		unsigned rd = rv_int_dest(bits);
-		if (!rv_decode(bits, &in) || rd == 1 || rd == 2)
+		if (!rv_decode(bits, &in) || rd == 1 || rd == 2 || in.kind == RV_CALL ||
+		    in.kind == RV_CALL_IND || in.kind == RV_SWAP)
 			return 0;
 		off += in.len;
 	}

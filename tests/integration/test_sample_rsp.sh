@@ -366,9 +366,11 @@ for l in open(fold_f):
     hexes = [i for i, f in enumerate(fr[:-1]) if re.fullmatch(r"0x[0-9a-f]+", f)]
     if hexes:
         fr = fr[hexes[-1] + 1:]
-    # the firmware (0x80000000...) and QEMU virt's reset ROM (0x1000, the
-    # first instructions of the boot), code in no ELF: the pc alone
-    if fr[-1].startswith("0x8") or re.fullmatch(r"0x1[0-9a-f]{3}", fr[-1]):
+    # the firmware (0x80000000...), QEMU virt's reset ROM (0x1000, the
+    # first instructions of the boot) and a user pc in no ELF (the vDSO's
+    # sigreturn trampoline), code without CFI: the pc alone
+    if fr[-1].startswith("0x8") or re.fullmatch(r"0x1[0-9a-f]{3}", fr[-1]) or \
+            (len(fr) == 1 and re.fullmatch(r"0x[0-9a-f]+", fr[0])):
         fw += n
     elif ";".join(fr) in exact:
         ok += n
@@ -378,7 +380,7 @@ for l in open(fold_f):
 ins = [int(l.split()[2]) for l in open(samples_f) if l.startswith("# instret ")]
 rising = all(a <= b for a, b in zip(ins, ins[1:]))  # equal: stopped while idle
 print("# system: %d samples in the kernel or programs (%d with 3 frames or more), %d in the "
-      "firmware, %d not innermost parts of exact stacks; minstret %d .. %d of %d instructions"
+      "firmware or other code of no ELF, %d not innermost parts of exact stacks; minstret %d .. %d of %d instructions"
       % (ok + len(bad), deep, fw, len(bad), ins[0], ins[-1], total))
 # no upper bound: with sleep=off an idle hart's virtual time (the waits
 # workload's naps) advances minstret by instructions no trace records
