@@ -19,7 +19,7 @@ static int get_id(const json_t *v, int64_t *out)
 	return 0;
 }
 
-/* The id of a side upload (events, Go trace); null is none. */
+/* The id of a side upload (events, Go trace, code map); null is none. */
 static int get_side(const json_t *v, int64_t *out, const char *what, struct oob_err *err)
 {
 	return json_is_null(v) || get_id(v, out) == 0 ? 0 : bad(err, what);
@@ -257,6 +257,9 @@ int jobspec_parse(const json_t *j, struct jobspec *s, struct oob_err *err)
 		else if (!strcmp(key, "go_trace"))
 			rc = get_side(x, &s->go_trace,
 				      "\"go_trace\" must be the id of a Go trace upload", err);
+		else if (!strcmp(key, "pycode"))
+			rc = get_side(x, &s->pycode, "\"pycode\" must be the id of a pycode upload",
+				      err);
 		else
 			rc = oob_err_set(err, -EINVAL, "job: unknown key \"%s\"", key);
 		if (rc < 0)
@@ -323,8 +326,9 @@ json_t *jobspec_to_json(const struct jobspec *s)
 		    json_pack("{s:f, s:f}", "hz", s->go_hz, "offset", s->go_offset));
 	json_t *ev = s->events ? json_integer(s->events) : json_null();
 	json_t *go = s->go_trace ? json_integer(s->go_trace) : json_null();
-	json_t *j = json_pack("{s:o, s:o, s:o, s:o}", "binaries", bins, "events", ev, "go_trace",
-			      go, "options", opts);
+	json_t *py = s->pycode ? json_integer(s->pycode) : json_null();
+	json_t *j = json_pack("{s:o, s:o, s:o, s:o, s:o}", "binaries", bins, "events", ev,
+			      "go_trace", go, "pycode", py, "options", opts);
 	if (s->ntraces == 1) {
 		json_object_set_new(j, "trace", json_integer(s->trace));
 	} else {
