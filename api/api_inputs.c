@@ -8,6 +8,7 @@
 #include "api_json.h"
 #include "metrics.h"
 #include "go/gotrace.h"
+#include "py/pycode.h"
 #include "util/in.h"
 #include "util/oob_log.h"
 #include "util/oob_mem.h"
@@ -24,7 +25,7 @@ struct upload {
 	struct store_writer *w;
 	int stream;
 	int64_t trace_id;	  /* the row of a stream */
-	enum trace_format format; /* AUTO, a trace format, EVENTS or GOTRACE */
+	enum trace_format format; /* AUTO, a trace format or an upload kind */
 	char name[CATALOG_NAME_MAX];
 	uint8_t head[4]; /* for the LZ4 magic and the gotrace probe */
 	size_t nhead;
@@ -58,8 +59,7 @@ static int up_check(struct api_ctx *c, struct http_req *r, struct upload *up, st
 		up->format = row ? row->fmt : TRACE_FMT_AUTO;
 		up->stream = st && (!strcmp(st, "1") || !strcmp(st, "true"));
 		if (up->stream && row && !row->ops)
-			return oob_err_set(e, -EINVAL, "%s files cannot be streamed",
-					   up->format == TRACE_FMT_GOTRACE ? "Go trace" : "events");
+			return oob_err_set(e, -EINVAL, "%s files cannot be streamed", row->name);
 	}
 	return 0;
 }
@@ -259,6 +259,23 @@ static int gotrace_inspect(const char *path, struct upload *up, struct catalog_t
 	return 0;
 }
 
+/* A code map is read whole by the core's own loader, so that a job given an
+ * accepted one does not fail on it, and a bad one is refused with its line. */
+static int pycode_inspect(const char *path, struct upload *up, struct catalog_trace *t,
+			  struct oob_err *e)
+{
+	struct pycode *m;
+	if (pycode_load(path, &m, e) < 0) {
+		scrub(e, path, "body");
+		return oob_err_prefix(e, "code map \"%s\"", up->name);
+	}
+	snprintf(t->format, sizeof(t->format), "%s", trace_format_name(TRACE_FMT_PYCODE));
+	snprintf(t->description, sizeof(t->description), "CPython code map: %u code objects", m->n);
+	t->records = m->n;
+	pycode_free(m);
+	return 0;
+}
+
 /* A FirePerf log holds stack events, not instructions: all of them are read,
  * as every record of a trace is, so that an accepted log can be replayed. */
 static int fireperf_inspect(const char *path, struct catalog_trace *t, struct oob_err *e)
@@ -309,6 +326,8 @@ static int trace_inspect(struct api_ctx *c, struct upload *up, struct catalog_tr
 		snprintf(t->description, sizeof(t->description), "events: JSON Lines");
 		return events_inspect(abs, e);
 	}
+	if (up->format == TRACE_FMT_PYCODE)
+		return pycode_inspect(abs, up, t, e);
 	/* Detected from the raw head: an LZ4-compressed Go trace is not one. */
 	const struct trace_format_row *head =
 	    up->format == TRACE_FMT_AUTO

@@ -39,7 +39,7 @@ int api_jobs_create_begin(struct api_ctx *c, struct http_req *r, struct api_req 
 	return HTTP_BODY_BUFFER;
 }
 
-/* A side input (events, Go trace) must be an upload of that format. */
+/* A side input (events, Go trace, code map) must be an upload of that format. */
 static int check_side(struct api_ctx *c, int64_t id, const char *key, const char *format,
 		      struct oob_err *e)
 {
@@ -93,7 +93,8 @@ static int check_refs(struct api_ctx *c, const struct jobspec *s, struct oob_err
 	if (rc < 0 ||
 	    (rc = check_side(c, s->events, "events", trace_format_name(TRACE_FMT_EVENTS), e)) < 0 ||
 	    (rc = check_side(c, s->go_trace, "go_trace", trace_format_name(TRACE_FMT_GOTRACE), e)) <
-		0)
+		0 ||
+	    (rc = check_side(c, s->pycode, "pycode", trace_format_name(TRACE_FMT_PYCODE), e)) < 0)
 		return rc;
 	for (size_t i = 0; i < s->nbins; i++) {
 		if ((rc = catalog_binary_get(c->cat, s->bins[i].id, &b, e)) < 0)

@@ -15,7 +15,8 @@
 #include "util/oob_mem.h"
 
 /* How a kind of input is found and who uses it. Traces are referenced by
- * columns and by the spec alone ("traces" beyond the first, "go_trace"):
+ * columns and by the spec alone ("traces" beyond the first, "go_trace",
+ * "pycode"):
  * SQLite's JSON functions read the normalized spec (jobspec_to_json). */
 struct input_kind {
 	const char *what;
@@ -28,7 +29,7 @@ static const struct input_kind trace_kind = {
     "trace",
     "SELECT blob, state FROM traces WHERE id = ?",
     "SELECT id, state FROM jobs WHERE trace_id = ?1 OR events_id = ?1"
-    " OR json_extract(spec, '$.go_trace') = ?1"
+    " OR json_extract(spec, '$.go_trace') = ?1 OR json_extract(spec, '$.pycode') = ?1"
     " OR EXISTS (SELECT 1 FROM json_each(spec, '$.traces') WHERE value = ?1) ORDER BY id",
     "DELETE FROM traces WHERE id = ?",
 };
@@ -38,7 +39,7 @@ static const struct input_kind trace_kind_pg = {
     "trace",
     "SELECT blob, state FROM traces WHERE id = ?",
     "SELECT id, state FROM jobs WHERE trace_id = ?1 OR events_id = ?1"
-    " OR (spec::jsonb ->> 'go_trace')::bigint = ?1"
+    " OR (spec::jsonb ->> 'go_trace')::bigint = ?1 OR (spec::jsonb ->> 'pycode')::bigint = ?1"
     " OR EXISTS (SELECT 1 FROM jsonb_array_elements_text("
     "  CASE WHEN jsonb_typeof(spec::jsonb -> 'traces') = 'array'"
     "  THEN spec::jsonb -> 'traces' ELSE '[]'::jsonb END) v WHERE v::bigint = ?1)"

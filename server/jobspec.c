@@ -19,6 +19,12 @@ static int get_id(const json_t *v, int64_t *out)
 	return 0;
 }
 
+/* The id of a side upload (events, Go trace, code map); null is none. */
+static int get_side(const json_t *v, int64_t *out, const char *what, struct oob_err *err)
+{
+	return json_is_null(v) || get_id(v, out) == 0 ? 0 : bad(err, what);
+}
+
 /* An address: a non-negative integer or a "0x..." / decimal string. */
 static int get_addr(const json_t *v, uint64_t *out)
 {
@@ -242,19 +248,18 @@ int jobspec_parse(const json_t *j, struct jobspec *s, struct oob_err *err)
 		if (!strcmp(key, "trace") || !strcmp(key, "traces"))
 			rc = parse_trace_key(key, x, s, err);
 		else if (!strcmp(key, "events"))
-			rc = json_is_null(x) ? 0
-			     : get_id(x, &s->events) < 0
-				 ? bad(err, "\"events\" must be the id of an events upload")
-				 : 0;
+			rc = get_side(x, &s->events,
+				      "\"events\" must be the id of an events upload", err);
 		else if (!strcmp(key, "binaries"))
 			rc = parse_binaries(x, s, err);
 		else if (!strcmp(key, "options"))
 			rc = parse_options(x, s, err);
 		else if (!strcmp(key, "go_trace"))
-			rc = json_is_null(x) ? 0
-			     : get_id(x, &s->go_trace) < 0
-				 ? bad(err, "\"go_trace\" must be the id of a Go trace upload")
-				 : 0;
+			rc = get_side(x, &s->go_trace,
+				      "\"go_trace\" must be the id of a Go trace upload", err);
+		else if (!strcmp(key, "pycode"))
+			rc = get_side(x, &s->pycode, "\"pycode\" must be the id of a pycode upload",
+				      err);
 		else
 			rc = oob_err_set(err, -EINVAL, "job: unknown key \"%s\"", key);
 		if (rc < 0)
@@ -321,8 +326,9 @@ json_t *jobspec_to_json(const struct jobspec *s)
 		    json_pack("{s:f, s:f}", "hz", s->go_hz, "offset", s->go_offset));
 	json_t *ev = s->events ? json_integer(s->events) : json_null();
 	json_t *go = s->go_trace ? json_integer(s->go_trace) : json_null();
-	json_t *j = json_pack("{s:o, s:o, s:o, s:o}", "binaries", bins, "events", ev, "go_trace",
-			      go, "options", opts);
+	json_t *py = s->pycode ? json_integer(s->pycode) : json_null();
+	json_t *j = json_pack("{s:o, s:o, s:o, s:o, s:o}", "binaries", bins, "events", ev,
+			      "go_trace", go, "pycode", py, "options", opts);
 	if (s->ntraces == 1) {
 		json_object_set_new(j, "trace", json_integer(s->trace));
 	} else {

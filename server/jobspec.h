@@ -4,7 +4,7 @@
  *
  *   {"trace": 3,                      or "traces": [3, 4]: one file per hart
  *    "binaries": [1, {"id": 2, "base": "0x4000000000"}],
- *    "events": 5, "go_trace": 6,
+ *    "events": 5, "go_trace": 6, "pycode": 7,
  *    "options": {"format": "auto", "metric": "instructions", "inline": false,
  *                "tracerv": {"width": 1, "words": 2, "valid_bit": 63},
  *                "hart": 0, "max_insns": 0, "max_depth": 1048576, "tasks": "auto",
@@ -12,8 +12,10 @@
  *
  * "go_trace" overlays a Go execution trace on the timeline; its clock is
  * fitted against the instruction trace unless "go_clock" gives it (trace
- * time units per second, and the trace time of Go tick 0). "tasks": "satp"
- * tells processes apart by address space (recon.h).
+ * time units per second, and the trace time of Go tick 0). "pycode" adds the
+ * frames of a CPython program (recon_opts.pycode) from its code map, an
+ * upload of format pycode. "tasks": "satp" tells processes apart by address
+ * space (recon.h).
  *
  * "binaries" items are ids or {"id", "base"}: base is the run-time address of
  * the binary's lowest PT_LOAD segment (integer or "0x..." string; absent or
@@ -48,6 +50,7 @@ struct jobspec {
 	size_t ntraces;
 	int64_t events;	   /* 0: none */
 	int64_t go_trace;  /* a Go execution trace of the same run; 0: none */
+	int64_t pycode;	   /* a CPython code map (recon_opts.pycode); 0: none */
 	int have_go_clock; /* options.go_clock given: */
 	double go_hz, go_offset;
 	size_t nbins;

@@ -46,6 +46,7 @@ struct run {
 	char bin_names[JOBSPEC_MAX_BINARIES][CATALOG_NAME_MAX];
 	char scratch[64]; /* DATA/tmp/job-<id>: symlinks named like the binaries */
 	char events_path[1280];
+	char pycode_path[1280];
 	double last_db, snap_at, snap_cost;
 	uint64_t snap_insns;
 	struct evlog *log;	 /* the run's stack events, written as it goes */
@@ -141,6 +142,16 @@ static int name_binary(struct run *run, size_t i, const struct catalog_binary *b
 	return 0;
 }
 
+/* The stored file of a side upload (events, code map), if id names one. */
+static int side_path(struct run *run, int64_t id, char *path, size_t n, struct oob_err *err)
+{
+	struct catalog_trace t;
+	int rc = id ? catalog_trace_get(run->env->cat, id, &t, err) : 0;
+	if (id && rc == 0)
+		store_abspath(run->env->store, t.blob, path, n);
+	return rc;
+}
+
 static int resolve_files(struct run *run, struct oob_err *err)
 {
 	int rc;
@@ -159,12 +170,10 @@ static int resolve_files(struct run *run, struct oob_err *err)
 		run->elfs[i].base =
 		    run->spec.bins[i].base == UINT64_MAX ? RECON_BASE_LINK : run->spec.bins[i].base;
 	}
-	if (run->spec.events) {
-		struct catalog_trace e;
-		if ((rc = catalog_trace_get(run->env->cat, run->spec.events, &e, err)) < 0)
-			return rc;
-		store_abspath(run->env->store, e.blob, run->events_path, sizeof(run->events_path));
-	}
+	rc = side_path(run, run->spec.events, run->events_path, sizeof(run->events_path), err);
+	if (rc < 0 || (rc = side_path(run, run->spec.pycode, run->pycode_path,
+				      sizeof(run->pycode_path), err)) < 0)
+		return rc;
 	for (size_t k = 0; k < run->spec.ntraces && rc == 0; k++)
 		rc = open_trace(run, k, err);
 	return rc;
@@ -371,6 +380,7 @@ static int setup_opts(struct run *run, struct oob_err *err)
 	o->elfs = run->elfs;
 	o->nelfs = run->spec.nbins;
 	o->events_path = run->spec.events ? run->events_path : NULL;
+	o->pycode = run->spec.pycode ? run->pycode_path : NULL;
 	o->harts = run->spec.ntraces > 1 ? run->harts : NULL;
 	o->progress = on_progress;
 	o->progress_ctx = run;

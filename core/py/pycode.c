@@ -111,7 +111,7 @@ int pycode_load(const char *path, struct pycode **out, struct oob_err *err)
 	struct pycode *m = oob_xcalloc(1, sizeof(*m));
 	for (int k = 0; k < 256; k++)
 		m->deopt[k] = (uint16_t)k;
-	size_t cap = 0, capx = 0, capc = 0;
+	size_t cap = 0, capi = 0, capx = 0, capc = 0;
 	char buf[4096], a[1024], b[2048], s[64];
 	unsigned line = 0, x, y, z, want = 0;
 	struct pycode_obj *o = NULL;
@@ -139,13 +139,16 @@ int pycode_load(const char *path, struct pycode **out, struct oob_err *err)
 			o = &m->v[m->n++];
 			*o = (struct pycode_obj){0};
 			set_name(o, a, b, x);
+			/* the instructions grow as their lines come: a count
+			 * the file does not back costs nothing (uploads are
+			 * checked in the server's own process) */
 			want = y;
-			o->in = oob_xcalloc(y ? y : 1, sizeof(*o->in));
-			capx = capc = 0;
+			capi = capx = capc = 0;
 		} else if (o && sscanf(buf, "i %u %u %63s", &x, &y, s) == 3 && o->nin < want &&
 			   y < 256) {
+			oob_xgrow((void **)&o->in, &capi, o->nin + 1, sizeof(*o->in));
 			struct pycode_insn *in = &o->in[o->nin];
-			in->off = x;
+			*in = (struct pycode_insn){.off = x};
 			in->op = (uint16_t)y;
 			if (parse_succ(s, in) || (o->nin && o->in[o->nin - 1].off >= x)) {
 				rc = bad(f, err, path, line, "bad instruction");

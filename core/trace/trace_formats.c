@@ -227,7 +227,8 @@ static unsigned probe_pprof(const uint8_t *p, size_t n)
 /* ---- the table ---- */
 
 /* Indexed by enum trace_format - 1. Events are JSON Lines like many other
- * files: they are named (?format=events), never detected. */
+ * files, and a code map is plain text: they are named (?format=events,
+ * ?format=pycode), never detected. */
 static const struct trace_format_row rows[] = {
     {TRACE_FMT_TRACERV_BIN, "tracerv-bin", "FireSim TracerV output_format 1 (binary records)", "",
      probe_tracerv_bin, &trace_tracerv_bin_ops},
@@ -252,6 +253,8 @@ static const struct trace_format_row rows[] = {
      ".folded .txt", probe_folded, NULL},
     {TRACE_FMT_PPROF, "pprof", "pprof profile (gzipped profile.proto)", ".pb.gz", probe_pprof,
      NULL},
+    {TRACE_FMT_PYCODE, "pycode", "CPython code map (tests/tools/pycode.py), not instructions",
+     ".pymap", NULL, NULL},
 };
 
 enum { NROWS = sizeof(rows) / sizeof(rows[0]) };

@@ -7,8 +7,8 @@
  *
  * A row is a name, a line of description, the usual file name endings, a
  * probe and the reader's ops. Rows without ops are upload kinds that the
- * server stores beside instruction traces (events, gotrace): they have a
- * name, maybe a probe, but trace_open refuses them; the sampled-stack
+ * server stores beside instruction traces (events, gotrace, pycode): they
+ * have a name, maybe a probe, but trace_open refuses them; the sampled-stack
  * rows (uniprof, perf-script, folded, pprof) are read by sample/sample.h
  * into a profile, and recon_run takes them in place of a trace.
  *
@@ -48,7 +48,8 @@ enum trace_format {
 	TRACE_FMT_PERF_SCRIPT,
 	TRACE_FMT_FOLDED,
 	TRACE_FMT_PPROF,
-	TRACE_FMT_END /* one past the last row */
+	TRACE_FMT_PYCODE, /* upload kind: a CPython code map (py/pycode.h) */
+	TRACE_FMT_END	  /* one past the last row */
 };
 
 /* Probe confidences (see the top of the file and trace_formats.c). */

@@ -161,23 +161,11 @@ report("repairs", bad, " (calls %s)" % stats.get("calls"))
 EOF
 
 # ---- Python frames ----
-lib=$gen/lib/python3.11
-# The stdlib code the start-up runs (-S: no site): the frozen modules, by
-# the names CPython gives their code, and the encodings package.
-frozen="importlib/_bootstrap importlib/_bootstrap_external zipimport abc codecs io
- _collections_abc _sitebuiltins genericpath posixpath os site stat"
-set -- pyprog.py
-for m in $frozen; do
-	set -- "$@" --name "<frozen_$(echo "$m" | tr / .)>=$lib/$m.py"
-done
-for m in encodings/__init__ encodings/aliases encodings/utf_8; do
-	set -- "$@" "$lib/$m.py"
-done
 if [ ! -x "$HOST_PYTHON" ]; then
 	skip "$n: python frames" "$HOST_PYTHON absent"
 	exit 0
 fi
-if ! (cd "$gen" && "$HOST_PYTHON" "$OOB_SRCDIR/tests/tools/pycode.py" "$@") >"$w/$n.pymap" 2>"$w/$n.pymap.err"; then
+if ! sh "$OOB_SRCDIR/tests/tools/pymap.sh" "$gen" "$HOST_PYTHON" >"$w/$n.pymap" 2>"$w/$n.pymap.err"; then
 	fail "$n: python frames" "pycode.py: $(head -c 300 "$w/$n.pymap.err")"
 	exit 0
 fi

@@ -409,8 +409,9 @@ static void results_of_schema_2_have_no_events(void)
 	catalog_close(c);
 }
 
-/* Traces a job names only in its spec (further "traces", "go_trace") are
- * in use: each backend reads the spec with its own JSON functions. */
+/* Traces a job names only in its spec (further "traces", "go_trace",
+ * "pycode") are in use: each backend reads the spec with its own JSON
+ * functions. */
 static void spec_users_keep_traces(void)
 {
 	struct oob_err e = {0};
@@ -419,15 +420,18 @@ static void spec_users_keep_traces(void)
 	int64_t a = add_trace(c, "a", CATALOG_TRACE_READY),
 		b = add_trace(c, "b", CATALOG_TRACE_READY);
 	int64_t g = add_trace(c, "go", CATALOG_TRACE_READY),
-		free_ = add_trace(c, "f", CATALOG_TRACE_READY);
+		free_ = add_trace(c, "f", CATALOG_TRACE_READY),
+		py = add_trace(c, "py", CATALOG_TRACE_READY);
 	struct catalog_job j = {.trace_id = a};
-	snprintf(j.spec, sizeof(j.spec), "{\"traces\": [%lld, %lld], \"go_trace\": %lld}",
-		 (long long)a, (long long)b, (long long)g);
+	snprintf(j.spec, sizeof(j.spec),
+		 "{\"traces\": [%lld, %lld], \"go_trace\": %lld, \"pycode\": %lld}", (long long)a,
+		 (long long)b, (long long)g, (long long)py);
 	CHECK_EQ(catalog_job_add(c, &j, NULL, 0, &e), 0);
 	struct catalog_deleted d;
 	CHECK_EQ(catalog_trace_delete(c, b, 0, &d, &e), -EBUSY);
 	CHECK(strstr(e.msg, "(queued)") != NULL);
 	CHECK_EQ(catalog_trace_delete(c, g, 0, &d, &e), -EBUSY);
+	CHECK_EQ(catalog_trace_delete(c, py, 0, &d, &e), -EBUSY);
 	CHECK_EQ(catalog_trace_delete(c, free_, 0, &d, &e), 0);
 	CHECK_EQ(d.blob_unused, 0); /* the other traces name the same blob */
 	catalog_deleted_clear(&d);

@@ -191,6 +191,7 @@ static void bad_maps(void)
 	    "pycode 1\ncode f a.py 1 1\ni 0 83 -\nx 0 1 3\n",	/* a handler at no instruction */
 	    "pycode 1\nop 300 1 0\n",				/* an opcode out of range */
 	    "pycode 1\ncode f a.py 1 4000000000\n",		/* absurdly many instructions */
+	    "pycode 1\ncode f a.py 1 16777216\ni 0 83 -\n",	/* many said, one given */
 	    "pycode 1\n",					/* nothing */
 	};
 	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {

@@ -1080,6 +1080,7 @@ static void format_table_rows(void)
 	enum trace_format g = TRACE_FMT_OOBT;
 	CHECK_EQ(trace_format_parse("events", &g), -EINVAL);
 	CHECK_EQ(trace_format_parse("gotrace", &g), -EINVAL);
+	CHECK_EQ(trace_format_parse("pycode", &g), -EINVAL);
 	CHECK_EQ(g, TRACE_FMT_OOBT);
 	CHECK_STR(trace_format_name(TRACE_FMT_GOTRACE), "gotrace");
 	char buf[256];
@@ -1087,7 +1088,7 @@ static void format_table_rows(void)
 		  "auto, tracerv-bin, tracerv-text, fireperf, spike, qemu or oobt");
 	CHECK_STR(trace_format_list(buf, sizeof(buf), TRACE_FORMATS_ALL, ", "),
 		  "auto, tracerv-bin, tracerv-text, fireperf, spike, qemu, oobt, events, gotrace, "
-		  "uniprof, perf-script, folded, pprof");
+		  "uniprof, perf-script, folded, pprof, pycode");
 	CHECK_STR(trace_format_list(buf, 12, TRACE_FORMATS_ALL, ", "), "auto, trace");
 }
 
