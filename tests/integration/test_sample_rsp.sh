@@ -288,9 +288,13 @@ done
 # stale registers for the others: with --pid the sampler samples that one
 # alone (no "# thread" lines), and its stacks are exact ones.
 if sample thr cfi; then
-	check_stacks thr cfi && ! grep -q "^# thread" "$W/thr.samples" &&
-		pass "threads, user mode: the signalled thread alone, its stacks exact ones" ||
+	if ! check_stacks thr cfi; then
+		fail "threads, user mode" "the stacks (see above)"
+	elif grep -q "^# thread" "$W/thr.samples"; then
 		fail "threads, user mode" "$(grep -c '^# thread' "$W/thr.samples") thread lines"
+	else
+		pass "threads, user mode: the signalled thread alone, its stacks exact ones"
+	fi
 fi
 python3 - "$W/cfi.samples" <<'PY' && pass "--instret: one non-decreasing instret per sample" || fail "--instret" "see above"
 import sys
