@@ -28,7 +28,8 @@ struct export_req {
 
 /* ---- arguments ---- */
 
-static int parse_args(struct http_req *r, struct export_req *x, struct oob_err *e)
+static int parse_args(struct http_req *r, struct export_req *x, uint64_t max_events,
+		      struct oob_err *e)
 {
 	uint64_t sampled = 0, annotate = 0, download = 0;
 	const char *m = http_req_arg(r, "metric");
@@ -44,7 +45,7 @@ static int parse_args(struct http_req *r, struct export_req *x, struct oob_err *
 			 e) < 0 ||
 	    api_arg_uint("min_duration", http_req_arg(r, "min_duration"), 0, UINT64_MAX,
 			 &x->o.min_duration, e) < 0 ||
-	    api_arg_uint("max_events", http_req_arg(r, "max_events"), 0, RESULT_MAX_EVENTS,
+	    api_arg_uint("max_events", http_req_arg(r, "max_events"), 0, max_events,
 			 &x->o.max_events, e) < 0 ||
 	    api_arg_uint("sampled", http_req_arg(r, "sampled"), 0, 1, &sampled, e) < 0 ||
 	    api_arg_uint("annotate", http_req_arg(r, "annotate"), 0, 1, &annotate, e) < 0 ||
@@ -155,7 +156,7 @@ int api_export_get(struct api_ctx *c, struct http_req *r, struct api_req *q)
 	struct catalog_trace t;
 	const struct result *res = NULL;
 	struct api_cache_ref *ref = NULL;
-	int rc = parse_args(r, x, &e);
+	int rc = parse_args(r, x, c->cfg->max_events, &e);
 	if (rc == 0 && !(ref = api_job_result(c, q->id, &row, &res, &e)))
 		rc = e.code;
 	if (rc == 0)

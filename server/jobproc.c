@@ -24,6 +24,7 @@
 #define ARG_DATA    "--data"
 #define ARG_CATALOG "--catalog"
 #define ARG_LEVEL   "--log-level"
+#define ARG_EVENTS  "--max-events"
 
 extern char **environ;
 
@@ -37,9 +38,10 @@ static struct job_ctl *shared_ctl(int fd)
 static int spawn_child(const struct jobproc_env *e, int64_t id, int memfd, pid_t *pid,
 		       struct oob_err *err)
 {
-	char sid[32], level[16];
+	char sid[32], level[16], events[32];
 	snprintf(sid, sizeof(sid), "%lld", (long long)id);
 	snprintf(level, sizeof(level), "%d", (int)e->log_level);
+	snprintf(events, sizeof(events), "%llu", (unsigned long long)e->worker->max_events);
 	char *argv[] = {"oobprofd",
 			ARG_RUN,
 			sid,
@@ -49,6 +51,8 @@ static int spawn_child(const struct jobproc_env *e, int64_t id, int memfd, pid_t
 			(char *)e->catalog,
 			ARG_LEVEL,
 			level,
+			ARG_EVENTS,
+			events,
 			NULL};
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
@@ -220,14 +224,15 @@ int jobproc_is_child(int argc, char **argv)
 }
 
 static int parse_child_args(int argc, char **argv, int64_t *id, const char **data,
-			    const char **catalog, enum oob_log_level *level)
+			    const char **catalog, enum oob_log_level *level, uint64_t *events)
 {
-	if (argc != 9 || strcmp(argv[3], ARG_DATA) || strcmp(argv[5], ARG_CATALOG) ||
-	    strcmp(argv[7], ARG_LEVEL))
+	if (argc != 11 || strcmp(argv[3], ARG_DATA) || strcmp(argv[5], ARG_CATALOG) ||
+	    strcmp(argv[7], ARG_LEVEL) || strcmp(argv[9], ARG_EVENTS))
 		return -EINVAL;
-	char *end;
+	char *end, *end2;
 	*id = strtoll(argv[2], &end, 10);
-	if (*end || *id <= 0)
+	*events = strtoull(argv[10], &end2, 10);
+	if (*end || *id <= 0 || *end2)
 		return -EINVAL;
 	*data = argv[4];
 	*catalog = argv[6];
@@ -250,16 +255,17 @@ int jobproc_child_main(int argc, char **argv)
 	int64_t id;
 	const char *data, *catalog;
 	enum oob_log_level level;
-	if (parse_child_args(argc, argv, &id, &data, &catalog, &level) < 0) {
+	struct worker_env w = {0};
+	if (parse_child_args(argc, argv, &id, &data, &catalog, &level, &w.max_events) < 0) {
 		fprintf(stderr,
-			"oobprofd: usage: oobprofd %s ID %s DIR %s WHERE %s N (the server's own)\n",
-			ARG_RUN, ARG_DATA, ARG_CATALOG, ARG_LEVEL);
+			"oobprofd: usage: oobprofd %s ID %s DIR %s WHERE %s N %s N (the server's "
+			"own)\n",
+			ARG_RUN, ARG_DATA, ARG_CATALOG, ARG_LEVEL, ARG_EVENTS);
 		return 2;
 	}
 	oob_log_set_level(level);
 	struct job_ctl *ctl = child_setup(getppid());
 	struct oob_err err = {0};
-	struct worker_env w = {0};
 	int rc = ctl && ctl->id == id ? 0 : oob_err_set(&err, -EINVAL, "no shared job page");
 	if (rc == 0 && !(w.store = store_attach(data, &err)))
 		rc = err.code;

@@ -177,7 +177,7 @@ static int start(struct server *s, struct oob_err *err)
 	if (rc < 0)
 		return rc;
 	s->uploads = upload_registry_new(s->cfg.max_uploads);
-	s->env = (struct worker_env){s->cat, s->store, s->uploads};
+	s->env = (struct worker_env){s->cat, s->store, s->uploads, s->cfg.max_events};
 	s->jobs = (struct jobproc_env){&s->env, s->catalog, s->cfg.log_level, s->cfg.job_memory};
 	if (!(s->pool = job_pool_new(s->cfg.workers, run_job, s, err)))
 		return err->code;

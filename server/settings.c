@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "result.h"
+
 void settings_defaults(struct settings *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -26,6 +28,7 @@ void settings_defaults(struct settings *c)
 	c->upload_timeout_s = 600;
 	c->cache_bytes = (uint64_t)256 << 20;
 	c->job_memory = (uint64_t)4 << 30;
+	c->max_events = RESULT_MAX_EVENTS;
 	c->max_uploads = 16;
 	c->max_header_bytes = 32 * 1024;
 	c->timeout_s = 30;
@@ -158,6 +161,7 @@ static const struct uint_key uint_keys[] = {
     {"compute-threads", offsetof(struct settings, compute_threads), 1, 256},
     {"upload-timeout", offsetof(struct settings, upload_timeout_s), 1, 86400},
     {"lease", offsetof(struct settings, lease_s), 3, 86400},
+    {"max-events", offsetof(struct settings, max_events), 1000, 4000000000u},
 };
 
 struct size_key {
@@ -379,6 +383,8 @@ const char *settings_usage(void)
 	       "  --cache-size SIZE     loaded results and rendered views kept (default 256M)\n"
 	       "  --job-memory SIZE     resident memory of one job; beyond, it fails (default 4G;\n"
 	       "                        0: no limit)\n"
+	       "  --max-events N        stack events a job keeps for its timeline and evented\n"
+	       "                        exports, about 6 bytes each on disk (default 200000000)\n"
 	       "  --port-file F         write the bound port to F once listening\n"
 	       "  --catalog WHERE       postgresql://... (or postgres: in the config file) for a\n"
 	       "                        catalog and job queue shared by several nodes with one\n"

@@ -39,6 +39,7 @@ struct settings {
 	unsigned upload_timeout_s;	   /* idle timeout within a streamed upload */
 	uint64_t cache_bytes;		   /* loaded results and rendered views */
 	uint64_t job_memory;		   /* resident bytes of one job's process; 0: no limit */
+	unsigned max_events;		   /* stack events a job keeps (RESULT_MAX_EVENTS) */
 	char port_file[SETTINGS_PATH_MAX]; /* written with the bound port once listening */
 	/* Scale-out (DESIGN.md 6): "" = DATA/catalog.db (SQLite, one node);
 	 * "postgresql://..." or "postgres:..." = a catalog and job queue that

@@ -142,6 +142,11 @@ static int name_binary(struct run *run, size_t i, const struct catalog_binary *b
 	return 0;
 }
 
+static uint64_t max_events(const struct worker_env *w)
+{
+	return w->max_events ? w->max_events : RESULT_MAX_EVENTS;
+}
+
 /* The stored file of a side upload (events, code map), if id names one. */
 static int side_path(struct run *run, int64_t id, char *path, size_t n, struct oob_err *err)
 {
@@ -355,7 +360,7 @@ static int setup_opts(struct run *run, struct oob_err *err)
 	result_path(run->ctl->id, RESULT_EVENTS, rel, sizeof(rel));
 	int rc =
 	    store_temp_path(run->env->store, rel, run->events_tmp, sizeof(run->events_tmp), err);
-	if (rc < 0 || !(run->log = evlog_new(run->events_tmp, RESULT_MAX_EVENTS, err)))
+	if (rc < 0 || !(run->log = evlog_new(run->events_tmp, max_events(run->env), err)))
 		return rc < 0 ? rc : err->code;
 	result_path(run->ctl->id, RESULT_INDEX, rel, sizeof(rel));
 	rc = store_temp_path(run->env->store, rel, run->index_tmp, sizeof(run->index_tmp), err);
@@ -446,9 +451,9 @@ static int keep_events(struct run *run, struct catalog_result *r, struct oob_err
 	struct stat st;
 	int rc = evlog_finish(run->log, err);
 	if (rc == 0 && evlog_capped(run->log))
-		OOB_WARN("job %lld: more than %llu stack events: its timeline and evented exports "
-			 "will be refused",
-			 (long long)run->ctl->id, RESULT_MAX_EVENTS);
+		OOB_WARN("job %lld: more than %llu stack events (--max-events): its timeline and "
+			 "evented exports will be refused",
+			 (long long)run->ctl->id, (unsigned long long)max_events(run->env));
 	if (rc == 0 && !evlog_capped(run->log))
 		keep_index(run);
 	evlog_free(run->log);

@@ -51,6 +51,7 @@ struct worker_env {
 	struct store *store;
 	struct upload_registry *uploads; /* NULL in a job's own process: streams
 					    are then followed through the catalog */
+	uint64_t max_events;		 /* stack events a job keeps; 0: RESULT_MAX_EVENTS */
 };
 
 /* The job_run_fn: ctx is a struct worker_env. Returns 0 when the job ended

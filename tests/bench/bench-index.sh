@@ -5,8 +5,11 @@
 # (the viewer's two requests: the extent, then the whole run at 2000
 # pixels), each with the timeline summaries (lod), with the index only (the
 # summaries moved away) and with the whole log's replay (the index moved
-# away too, as jobs of older oobprofd are served). Prints figures; never
-# passes or fails on timing. Called by run-bench.sh; OOB_BUILDDIR set.
+# away too, as jobs of older oobprofd are served). The server keeps up to
+# BENCH_MAX_EVENTS stack events (default 4 × 10^9, --max-events' most:
+# a 10 G-instruction job needs more than the server's default). Prints
+# figures; never passes or fails on timing. Called by run-bench.sh and
+# bench-scale.sh; OOB_BUILDDIR set.
 set -u
 : "${OOB_BUILDDIR:?}"
 trace=$1
@@ -15,7 +18,8 @@ srv=$OOB_BUILDDIR/oobprofd
 dir=$(mktemp -d "${TMPDIR:-/tmp}/oobprof-bench-index.XXXXXX") || exit 1
 port=$((20000 + $$ % 20000))
 url=http://127.0.0.1:$port
-"$srv" --data "$dir/data" --listen "127.0.0.1:$port" --workers 1 >"$dir/srv.log" 2>&1 &
+"$srv" --data "$dir/data" --listen "127.0.0.1:$port" --workers 1 \
+	--max-events "${BENCH_MAX_EVENTS:-4000000000}" >"$dir/srv.log" 2>&1 &
 pid=$!
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
 i=0
@@ -47,10 +51,14 @@ j = json.load(open(sys.argv[1]))
 insns = j.get("summary", {}).get("instructions") or j.get("progress", {}).get("instructions", 0)
 size = lambda f: os.path.getsize(os.path.join(sys.argv[2], f)) if os.path.exists(os.path.join(sys.argv[2], f)) else 0
 ev, ix, lod = size("events.evl"), size("events.idx"), size("events.lod")
-print("bench-index: job of %d instructions: %.1f s; events.evl %.1f MB, events.idx %.1f MB "
-      "(%.3f bytes an instruction), events.lod %.1f MB" % (
-          insns, float(sys.argv[4]) - float(sys.argv[3]), ev / 1e6, ix / 1e6,
-          ix / max(insns, 1), lod / 1e6))
+nev, capped = 0, False
+if ev >= 32:  # the log's header (evlog.h): u64 events at 16, flags (bit 0: capped) at 28
+    head = open(os.path.join(sys.argv[2], "events.evl"), "rb").read(32)
+    nev, capped = int.from_bytes(head[16:24], "little"), bool(head[28] & 1)
+print("bench-index: job of %d instructions: %.1f s; events.evl %.1f MB (%d events%s), "
+      "events.idx %.1f MB (%.3f bytes an instruction), events.lod %.1f MB" % (
+          insns, float(sys.argv[4]) - float(sys.argv[3]), ev / 1e6, nev,
+          ", capped: --max-events" if capped else "", ix / 1e6, ix / max(insns, 1), lod / 1e6))
 PY
 curl -s "$url/api/v1/jobs/$job/timeline?tracks=harts&min_duration=1000000000000" >"$dir/tl0.json"
 read -r start end <<EOF

@@ -1,5 +1,6 @@
 #include "settings.h"
 #include "oobtest.h"
+#include "result.h"
 
 #include <stdint.h>
 
@@ -146,6 +147,25 @@ static void scale_out_keys(void)
 	CHECK_EQ(settings_set(&c, "lease", "86400", &e), 0);
 }
 
+/* The stack events a job keeps: the result's bound unless told, and at
+ * most what a 32-bit setting holds (4 × 10^9; a 10 G-instruction run of
+ * mixed.c needs 5.8 × 10^8). */
+static void max_events_key(void)
+{
+	struct settings c;
+	struct oob_err e = {0};
+	settings_defaults(&c);
+	CHECK_EQ(c.max_events, RESULT_MAX_EVENTS);
+	CHECK_EQ(settings_set(&c, "max-events", "4000000000", &e), 0);
+	CHECK_EQ(c.max_events, 4000000000u);
+	CHECK_EQ(settings_set(&c, "max-events", "999", &e), -EINVAL);
+	CHECK(strstr(e.msg, "max-events") != NULL);
+	CHECK_EQ(settings_set(&c, "max-events", "4000000001", &e), -EINVAL);
+	char *a[] = {"oobprofd", "--max-events", "1000", NULL};
+	CHECK_EQ(settings_parse_args(&c, 3, a, &e), 0);
+	CHECK_EQ(c.max_events, 1000);
+}
+
 int main(void)
 {
 	OOBTEST_BEGIN("test_settings");
@@ -158,6 +178,7 @@ int main(void)
 	RUN(bad_file_names_line);
 	RUN(bad_flags);
 	RUN(scale_out_keys);
+	RUN(max_events_key);
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
