@@ -107,6 +107,7 @@ static struct code_block *ret(struct recon *r, struct tracker_hart *h, struct co
 		    recon_go_land(r, h, nb, i))
 			return nb;
 		recon_go_recheck(r, h, nb->start, FRAME_NONE);
+		recon_go_doubt(r, h, nb->start, 1);
 	}
 	uint32_t base = stack_segment_base(h->stk);
 	recon_touch(r, h->stk->n - 1); /* the top's return address and walk count */
@@ -257,6 +258,8 @@ void recon_resume(struct recon *r, struct tracker_hart *h, struct code_block *nb
 		/* an interrupt came at the callee's first instruction */
 		enter(r, h, nb, pending_ret, 0);
 	} else if (nb->func != FRAME_NONE && nb->func != stack_top(h->stk)->frame) {
+		if (r->go)
+			recon_go_trap_return(r, h, nb->start);
 		int64_t at = stack_find_ret(h->stk, nb->start);
 		if (at < 0 && ret_miss(r, h, nb->start))
 			at = stack_find_ret(h->stk, nb->start);

@@ -14,7 +14,7 @@
  *                  ordinary return; else a parked goroutine whose resume
  *                  pc it is is restored (a goroutine that morestack left on
  *                  g0's newstack, preempted there, is parked first, from
- *                  another hart too when that hart's M went to sleep); else
+ *                  another hart's g0 too: it is in the run queue); else
  *                  a function entry starts a goroutine: [goexit][fn], fn
  *                  returning to goexit+4 (newproc's gostartcall).
  *   systemstack, morestack   nested g0 frames that return (or gogo back)
@@ -39,6 +39,12 @@
  * (swapping in another one when the chosen one is ruled out), and what is
  * still open when the goroutine parks again is counted in
  * repairs_ambiguous. Candidates whose stacks are the same are one.
+ * A doubt between just two goroutines outlives the park (two goroutines
+ * preempted at one pc, the one resumed parks again before any return
+ * tells them apart): the goroutine parks with its bottom in doubt, linked
+ * to the other one, and the first return into that bottom, whenever
+ * either of them runs again, decides; when it fits only the other
+ * goroutine's bottom, the two bottoms swap.
  * Goroutines migrate, so a goroutine another hart runs provisionally stays
  * a candidate (a joint choice): when one hart's next pcs or returns fit
  * only the goroutine another hart holds, and that hart could be running
@@ -60,12 +66,23 @@ struct go_ent {
 	uint64_t ret;
 };
 
+/* A doubt between two goroutines about which bottom is whose: the bottom
+ * cut entries of this one may be the other's bottom ocut entries, and the
+ * other way round. */
+struct go_link {
+	uint32_t slot;	/* the other goroutine, parked */
+	uint64_t stamp; /* its parking */
+	uint32_t cut, ocut;
+	uint8_t on;
+};
+
 struct go_parked {
 	struct go_ent *e; /* bottom first; e[n-1].ret is the resume pc */
 	uint32_t n;
 	uint8_t live;	/* parked (else running provisionally, or free) */
 	uint16_t held;	/* 1 + the hart running it provisionally, 0: none */
 	uint64_t stamp; /* which parking this is (slots are reused) */
+	struct go_link link;
 };
 
 struct go_prov {
@@ -78,6 +95,8 @@ struct go_prov {
 	uint32_t ncand;	    /* other slots still possible */
 	uint32_t cand[GO_CAND_MAX];
 	uint64_t cstamp[GO_CAND_MAX]; /* their stamps */
+	struct go_link link;	      /* the running goroutine's doubt, if any */
+	uint32_t link_base;	      /* where its bottom starts on the stack */
 };
 
 struct recon_go {
@@ -121,12 +140,14 @@ static void slot_release(struct recon_go *g, uint32_t k)
 	g->free[g->nfree++] = k;
 }
 
-/* Parks entries [from, to) of h's stack. */
-static void park(struct recon *r, struct tracker_hart *h, uint32_t from, uint32_t to)
+#define GO_NONE UINT32_MAX
+
+/* Parks entries [from, to) of h's stack: the slot, or GO_NONE. */
+static uint32_t park(struct recon *r, struct tracker_hart *h, uint32_t from, uint32_t to)
 {
 	struct recon_go *g = r->go;
 	if (to <= from || g->nlive >= GO_PARKED_MAX)
-		return;
+		return GO_NONE;
 	uint32_t k;
 	if (g->nfree) {
 		k = g->free[--g->nfree];
@@ -139,6 +160,7 @@ static void park(struct recon *r, struct tracker_hart *h, uint32_t from, uint32_
 		k = g->n++;
 	}
 	struct go_parked *p = &g->v[k];
+	*p = (struct go_parked){0};
 	p->n = to - from;
 	p->e = oob_xmalloc(p->n * sizeof(*p->e));
 	for (uint32_t j = 0; j < p->n; j++)
@@ -146,6 +168,7 @@ static void park(struct recon *r, struct tracker_hart *h, uint32_t from, uint32_
 	p->live = 1;
 	p->stamp = ++g->stamps;
 	g->nlive++;
+	return k;
 }
 
 /* Whether candidate c of hart self's resume p is still possible: parked,
@@ -186,6 +209,106 @@ static void prov_end(struct recon *r, struct tracker_hart *h, int undecided)
 	r->go->provs--;
 }
 
+/* Whether l names a goroutine still parked as it was. */
+static int link_live(const struct recon_go *g, const struct go_link *l)
+{
+	return l->on && g->v[l->slot].stamp == l->stamp && g->v[l->slot].live;
+}
+
+/* The doubt about its bottom (from base) that the goroutine h runs takes
+ * along when it parks: a provisional resume still open between it and one
+ * parked goroutine, or the doubt it was resumed with. */
+static struct go_link doubt_of(struct recon *r, struct tracker_hart *h, uint32_t base)
+{
+	struct recon_go *g = r->go;
+	struct go_prov *p = prov_of(g, h);
+	if (p->active && p->ncand == 1 && p->base == base && g->v[p->cand[0]].live &&
+	    g->v[p->cand[0]].stamp == p->cstamp[0]) {
+		uint32_t cut = p->low - p->base, returned = p->len - cut, n = g->v[p->cand[0]].n;
+		if (cut && n > returned)
+			return (struct go_link){p->cand[0], p->cstamp[0], cut, n - returned, 1};
+	}
+	if (p->link_base == base && link_live(g, &p->link))
+		return p->link;
+	return (struct go_link){0};
+}
+
+/* h stops running its goroutine: its provisional resume and doubt end. */
+static void leave(struct recon *r, struct tracker_hart *h)
+{
+	prov_end(r, h, 1);
+	prov_of(r->go, h)->link.on = 0;
+}
+
+/* Parks entries [from, to) of h's stack, the goroutine h runs, with its
+ * doubt (linked both ways). */
+static void park_running(struct recon *r, struct tracker_hart *h, uint32_t from, uint32_t to)
+{
+	struct recon_go *g = r->go;
+	struct go_link l = doubt_of(r, h, from);
+	l.on = l.on && to > from + l.cut;
+	leave(r, h); /* counted in repairs_ambiguous: stacks ran on a guess */
+	uint32_t k = park(r, h, from, to);
+	if (k == GO_NONE || !l.on)
+		return;
+	g->v[k].link = l;
+	g->v[l.slot].link = (struct go_link){k, g->v[k].stamp, l.ocut, l.cut, 1};
+}
+
+/* h resumes slot k, its bottom from base: the doubt k parked with goes on. */
+static void link_take(struct recon *r, struct tracker_hart *h, uint32_t k, uint32_t base)
+{
+	struct go_prov *p = prov_of(r->go, h);
+	const struct go_link *l = &r->go->v[k].link;
+	p->link = link_live(r->go, l) ? *l : (struct go_link){0};
+	p->link_base = base;
+}
+
+/* The running goroutine's bottom (h's stack from base) is parked goroutine
+ * q's bottom b entries, and the other way round. */
+static void swap_bottoms(struct recon *r, struct tracker_hart *h, uint32_t base,
+			 struct go_parked *q, uint32_t b)
+{
+	struct stack *s = h->stk;
+	uint32_t a = s->n - base, n = a + q->n - b;
+	struct go_ent *e = oob_xmalloc(n * sizeof(*e));
+	for (uint32_t j = 0; j < a; j++)
+		e[j] = (struct go_ent){s->v[base + j].frame, s->v[base + j].ret};
+	memcpy(e + a, q->e + b, (q->n - b) * sizeof(*e));
+	recon_pop_to(r, h, base);
+	for (uint32_t j = 0; j < b; j++)
+		recon_push(r, h, q->e[j].frame, q->e[j].ret, 0, 0);
+	free(q->e);
+	q->e = e;
+	q->n = n;
+}
+
+void recon_go_doubt(struct recon *r, struct tracker_hart *h, uint64_t t, int sure)
+{
+	struct recon_go *g = r->go;
+	struct go_prov *p = prov_of(g, h);
+	struct go_link *l = &p->link;
+	struct stack *s = h->stk;
+	if (!l->on)
+		return;
+	uint32_t top = p->link_base + l->cut; /* the doubt: [link_base, top) */
+	if (s->n <= p->link_base || !link_live(g, l)) {
+		l->on = 0;
+		return;
+	}
+	if (s->n > top)
+		return;
+	uint32_t j = top - s->n; /* depth into the doubt of the returning entry */
+	struct go_parked *q = &g->v[l->slot];
+	int mine = stack_top(s)->ret == t;
+	int other = j < l->ocut && q->e[l->ocut - 1 - j].ret == t;
+	if ((mine && other) || (!sure && !mine && !other))
+		return; /* the two bottoms are alike this far, or t says nothing */
+	l->on = 0;
+	if (other)
+		swap_bottoms(r, h, p->link_base, q, l->ocut - j);
+}
+
 /* Replaces the stack from base up by the bottom count entries of slot k. */
 static void restore(struct recon *r, struct tracker_hart *h, uint32_t base, uint32_t k,
 		    uint32_t count)
@@ -201,11 +324,12 @@ void recon_go_mcall(struct recon *r, struct tracker_hart *h)
 	struct stack *s = h->stk;
 	uint32_t base = stack_segment_base(s);
 	uint32_t mcall = stack_top(s)->frame;
-	prov_end(r, h, 1);
 	int dead = s->n >= 2 && s->n - 2 >= base &&
 		   recon_fn_kind(r, s->v[s->n - 2].frame) == RECON_FN_GO_EXIT;
-	if (!dead)
-		park(r, h, base, s->n);
+	if (dead)
+		leave(r, h);
+	else
+		park_running(r, h, base, s->n);
 	recon_pop_to(r, h, base);
 	recon_push(r, h, mcall, STACK_RET_NONE, 0, 0); /* g0: fn runs above mcall */
 }
@@ -217,8 +341,7 @@ static void park_morestack(struct recon *r, struct tracker_hart *h, uint32_t bas
 	struct stack *s = h->stk;
 	for (uint32_t k = s->n; k-- > base;) {
 		if (recon_fn_kind(r, s->v[k].frame) == RECON_FN_GO_MORESTACK) {
-			prov_end(r, h, 1);
-			park(r, h, base, k + 1);
+			park_running(r, h, base, k + 1);
 			return;
 		}
 	}
@@ -244,10 +367,11 @@ static int parked_at(const struct recon_go *g, uint64_t t)
 
 /*
  * A goroutine that morestack left on another hart's g0, preempted in
- * newstack, and that hart's scheduler found nothing else to run (its M
- * went to sleep: the goroutine waits in the run queue): h's gogo lands at
- * that morestack frame's return address t. The goroutine is parked from
- * that hart, whose g0 frames stay, morestack's at their bottom.
+ * newstack: once that hart's scheduler runs, the goroutine waits in the
+ * run queue, and h's gogo may land at that morestack frame's return
+ * address t, even where a goroutine of h's own waits too (then the next
+ * pcs choose). The goroutine is parked from that hart, whose g0 frames
+ * stay, morestack's at their bottom.
  */
 static void park_other_morestack(struct recon *r, struct tracker_hart *h, uint64_t t)
 {
@@ -260,8 +384,7 @@ static void park_other_morestack(struct recon *r, struct tracker_hart *h, uint64
 		for (uint32_t k = s->n; k-- > base;) {
 			if (!rescheduled(r, s, k) || s->v[k].ret != t)
 				continue;
-			prov_end(r, oh, 1);
-			park(r, oh, base, k + 1);
+			park_running(r, oh, base, k + 1);
 			uint32_t nup = s->n - k;
 			struct stack_entry *up = oob_xmalloc(nup * sizeof(*up));
 			memcpy(up, s->v + k, nup * sizeof(*up));
@@ -346,8 +469,7 @@ int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb
 		return 1;
 	}
 	park_morestack(r, h, base);
-	if (!parked_at(g, t))
-		park_other_morestack(r, h, t);
+	park_other_morestack(r, h, t);
 	uint32_t cand[GO_CAND_MAX], n = 0, more = 0, nlive = 0;
 	for (uint32_t k = 0; k < g->n; k++) {
 		const struct go_parked *q = &g->v[k];
@@ -362,7 +484,7 @@ int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb
 	if (more) /* the goroutine may be one not followed */
 		r->run.st.repairs_ambiguous++;
 	if (nlive) {
-		prov_end(r, h, 1);
+		leave(r, h);
 		uint32_t front = guess(r, cand, n, i);
 		struct go_prov *p = prov_of(g, h);
 		/* the goroutine guessed first among those parked; the others,
@@ -395,6 +517,7 @@ int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb
 		p->low = base + p->len - 1; /* mcall's frame returns at once */
 		p->chosen = k;
 		g->provs++;
+		link_take(r, h, k, base);
 		if (!p->ncand)
 			prov_end(r, h, 0);
 		recon_pop_to(r, h, s->n - 1); /* the return out of mcall */
@@ -407,7 +530,7 @@ int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb
 	if (nb->func == FRAME_NONE || nb->start != nb->entry || !gx)
 		return 0;
 	/* a new goroutine: newproc made it look called from goexit */
-	prov_end(r, h, 1);
+	leave(r, h);
 	struct code_block *xb = code_block_at(space_of(r, h, gx + m->bias), gx + m->bias);
 	if (!xb || xb->func == FRAME_NONE)
 		return 0;
@@ -424,7 +547,7 @@ void recon_go_cut(struct recon *r, struct tracker_hart *h)
 	uint32_t base = stack_segment_base(s);
 	uint32_t gogo = stack_top(s)->frame;
 	park_morestack(r, h, base);
-	prov_end(r, h, 1);
+	leave(r, h);
 	recon_pop_to(r, h, base);
 	recon_push(r, h, gogo, STACK_RET_NONE, 0, 0);
 }
@@ -444,7 +567,9 @@ int recon_go_pending(struct recon *r, struct tracker_hart *h, struct code_block 
  * the frame below it returns to t (the signal came right after that return:
  * a trap on a return leaves the returning frame), or, unless by_ret, t is
  * the entry of f when asyncPreempt completes a call the signal cut short,
- * else that frame is f's or a cut's lone gogo frame (any landing). */
+ * else that frame is f's or a cut's lone gogo frame: where gogo was going,
+ * a new goroutine's entry or a parked goroutine's resume pc (never a pc
+ * that asyncPreempt left, however alike the goroutines look). */
 static int fits(struct recon *r, const struct go_parked *q, uint32_t d, uint64_t t, uint32_t f,
 		int by_ret)
 {
@@ -460,7 +585,7 @@ static int fits(struct recon *r, const struct go_parked *q, uint32_t d, uint64_t
 	if (q->e[q->n - 1 - d].ret != STACK_RET_NONE) /* completes a call: on its callee's entry */
 		return r->run.frames.v[f].addr == t;
 	if (q->n == d + 2 && recon_fn_kind(r, below->frame) == RECON_FN_GO_GOGO)
-		return 1;
+		return r->run.frames.v[f].addr == t || parked_at(r->go, t);
 	return below->frame == f;
 }
 
@@ -543,6 +668,7 @@ static int swap_harts(struct recon *r, struct tracker_hart *h, struct go_prov *p
 	po->cand[j] = now; /* o may still turn out to run it after all */
 	po->cstamp[j] = g->v[now].stamp;
 	g->v[was].held = o->id + 1;
+	link_take(r, o, was, po->base);
 	return 1;
 }
 
@@ -594,6 +720,7 @@ void recon_go_recheck(struct recon *r, struct tracker_hart *h, uint64_t t, uint3
 			}
 			g->v[now].held = h->id + 1;
 			p->chosen = now;
+			link_take(r, h, now, p->base);
 			p->len = g->v[now].n;
 			restore(r, h, p->base, now, g->v[now].n - d);
 			p->low = s->n - 1;
@@ -646,4 +773,21 @@ void recon_go_jump(struct recon *r, struct tracker_hart *h, struct code_block *n
 		recon_jump(r, h, nb, nb, i);
 	else
 		recon_rebase(r, h, nb, 0);
+}
+
+void recon_go_trap_return(struct recon *r, struct tracker_hart *h, uint64_t t)
+{
+	struct recon_go *g = r->go;
+	struct go_prov *p = prov_of(g, h);
+	const struct stack *s = h->stk;
+	if (p->active && s->n && s->n - 1 >= p->base && s->n - 1 < p->low) {
+		uint32_t d = p->base + p->len - s->n;
+		int ret = fits(r, &g->v[p->chosen], d, t, FRAME_NONE, 0);
+		for (uint32_t c = 0; c < p->ncand && !ret; c++)
+			ret = cand_ok(g, p, c, h->id) &&
+			      fits(r, &g->v[p->cand[c]], d, t, FRAME_NONE, 0);
+		if (ret)
+			recon_go_recheck(r, h, t, FRAME_NONE);
+	}
+	recon_go_doubt(r, h, t, 0);
 }

@@ -404,6 +404,14 @@ int recon_go_pending(struct recon *r, struct tracker_hart *h, struct code_block 
 /* A return to t (or, f not FRAME_NONE: asyncPreempt's jump back to t in
  * frame f) while a resumed goroutine is provisional on h. */
 void recon_go_recheck(struct recon *r, struct tracker_hart *h, uint64_t t, uint32_t f);
+/* A return to t from the top of h's stack, which may be in the bottom of
+ * a goroutine resumed in doubt (recon_go.c): decides the doubt. Unless
+ * sure, t may be no return: a t that fits neither bottom says nothing. */
+void recon_go_doubt(struct recon *r, struct tracker_hart *h, uint64_t t, int sure);
+/* A trap returned to t in another function than h's top: if the trap came
+ * right after a return from the top (a signal on the return), that return
+ * tells provisional resumes and doubts apart as a return does. */
+void recon_go_trap_return(struct recon *r, struct tracker_hart *h, uint64_t t);
 /* sigreturn lands on asyncPreempt's entry: the signal's trap marker at
  * marker goes, asyncPreempt runs as if called from where it came. */
 void recon_go_asyncpreempt(struct recon *r, struct tracker_hart *h, struct code_block *nb,

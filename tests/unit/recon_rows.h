@@ -30,7 +30,7 @@
 #define LI_A7_139 0x08b00893u	  /* li a7, 139 (rt_sigreturn) */
 #define ECALL	  0x00000073u
 
-#define MAXRECS 32 /* records of a row */
+#define MAXRECS 40 /* records of a row */
 
 /* One record: function and offset, or an absolute pc (fn NULL) with bits. */
 struct rec {
