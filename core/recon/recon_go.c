@@ -264,20 +264,23 @@ static void link_take(struct recon *r, struct tracker_hart *h, uint32_t k, uint3
 	p->link_base = base;
 }
 
-/* The running goroutine's bottom (h's stack from base) is parked goroutine
- * q's bottom b entries, and the other way round. */
-static void swap_bottoms(struct recon *r, struct tracker_hart *h, uint32_t base,
-			 struct go_parked *q, uint32_t b)
+/* Replaces the stack from base up by the bottom count entries of slot k. */
+static void restore(struct recon *r, struct tracker_hart *h, uint32_t base, uint32_t k,
+		    uint32_t count);
+
+/* The running goroutine's bottom (h's stack from base) is parked slot k's
+ * bottom b entries, and the other way round. */
+static void swap_bottoms(struct recon *r, struct tracker_hart *h, uint32_t base, uint32_t k,
+			 uint32_t b)
 {
+	struct go_parked *q = &r->go->v[k];
 	struct stack *s = h->stk;
 	uint32_t a = s->n - base, n = a + q->n - b;
 	struct go_ent *e = oob_xmalloc(n * sizeof(*e));
 	for (uint32_t j = 0; j < a; j++)
 		e[j] = (struct go_ent){s->v[base + j].frame, s->v[base + j].ret};
 	memcpy(e + a, q->e + b, (q->n - b) * sizeof(*e));
-	recon_pop_to(r, h, base);
-	for (uint32_t j = 0; j < b; j++)
-		recon_push(r, h, q->e[j].frame, q->e[j].ret, 0, 0);
+	restore(r, h, base, k, b);
 	free(q->e);
 	q->e = e;
 	q->n = n;
@@ -306,7 +309,7 @@ void recon_go_doubt(struct recon *r, struct tracker_hart *h, uint64_t t, int sur
 		return; /* the two bottoms are alike this far, or t says nothing */
 	l->on = 0;
 	if (other)
-		swap_bottoms(r, h, p->link_base, q, l->ocut - j);
+		swap_bottoms(r, h, p->link_base, l->slot, l->ocut - j);
 }
 
 /* Replaces the stack from base up by the bottom count entries of slot k. */
