@@ -64,7 +64,10 @@ C
 	# for the program's own functions (the others have no ELF here).
 	"$CLI" fold --elf "$W/t" "$W/raw.txt" >"$W/raw.fold" 2>/dev/null
 	"$CLI" fold "$W/f.txt" >"$W/f.fold" 2>/dev/null
-	nm "$W/t" | awk '$2 ~ /^[Tt]$/ { print $3 }' >"$W/names"
+	# ... except names another DSO also has (ld.so's _start): the raw fold
+	# cannot name those frames, perf can.
+	awk -v t="($W/t)" '/^\t/ && $NF != t { print $2 }' "$W/f.txt" | sort -u >"$W/others"
+	nm "$W/t" | awk '$2 ~ /^[Tt]$/ { print $3 }' | sort -u | comm -23 - "$W/others" >"$W/names"
 	for f in raw f; do
 		awk -v names="$W/names" 'BEGIN { while ((getline l < names) > 0) keep[l] = 1 }
 			{ w = $NF; $NF = ""; sub(/ $/, ""); n = split($0, a, ";"); s = ""
