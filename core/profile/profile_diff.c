@@ -104,6 +104,44 @@ static double sigma(const struct side *a, const struct side *b, double pa, doubl
 	return NAN;
 }
 
+/* P(X = k) for X ~ Binomial(n, p), 0 < p < 1. */
+static double binom_pmf(double n, double k, double p)
+{
+	return exp(lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1) + k * log(p) +
+		   (n - k) * log1p(-p));
+}
+
+/* P(X >= k) (up) or P(X <= k): summed away from the mode, where the terms
+ * only shrink, until they no longer change the sum. */
+static double binom_tail(double n, double k, double p, int up)
+{
+	double sum = 0;
+	for (double j = k; j >= 0 && j <= n; j += up ? 1 : -1) {
+		double t = binom_pmf(n, j, p);
+		sum += t;
+		if (t < sum * 1e-17)
+			break;
+	}
+	return sum;
+}
+
+/* Whether other - base is what sampling explains: 3 sigma, or where one
+ * side is exact and fewer than 9 samples make sigma (a share of 1e-4 in 200
+ * samples), the exact binomial tail beyond the count seen, 0.135 % each way
+ * as for 3 sigma: one sample of a rare function is no error. */
+static int within_bound(const struct side *a, const struct side *b, double pa, double pb, double s)
+{
+	if (fabs(pb - pa) <= 3 * s + 1e-12)
+		return 1;
+	if (a->sampled == b->sampled)
+		return 0;
+	double n = a->sampled ? a->whole : b->whole, p = a->sampled ? pb : pa;
+	double k = round((a->sampled ? pa : pb) * n);
+	if (p <= 0 || p >= 1 || n * p * (1 - p) >= 9)
+		return 0;
+	return binom_tail(n, k, p, k > n * p) >= 0.00135;
+}
+
 struct row {
 	const char *key;
 	double a, b, ta, tb; /* self and total shares */
@@ -223,7 +261,7 @@ static json_t *rows_json(const struct row *r, size_t n, const struct side *a, co
 			json_object_set_new(o, "other_total", json_real(r[i].tb));
 			double s = sigma(a, b, r[i].a, r[i].b);
 			if (!isnan(s)) {
-				int in = fabs(r[i].b - r[i].a) <= 3 * s + 1e-12;
+				int in = within_bound(a, b, r[i].a, r[i].b, s);
 				json_object_set_new(o, "sigma", json_real(s));
 				json_object_set_new(o, "within_bound", json_boolean(in));
 				*outside += !in;

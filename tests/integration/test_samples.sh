@@ -177,3 +177,23 @@ print('%.6f %d %d' % (s['function_error'], s['outside_bound'], d['other']['total
 done
 [ $ok = 1 ] && pass "diff: sampled error shrinks with n, within the binomial bound" ||
 	fail diff "error did not shrink or left the bound"
+# The bound of a rare function (share p, np << 1) is the binomial tail, not
+# 3 sigma: one sample of it in 200 is chance (P = 1 - (1-p)^200), three are not.
+rare=$(sort -k2 -n "$W/m.folded" | awk 'NR == 1 { $NF = ""; sub(/ $/, ""); print }')
+for k in 1 3; do
+	{ cat "$W/s200.folded"; echo "$rare $k"; } >"$W/rare$k.folded"
+	"$CLI" diff --json --elf "$G/mutual" "$G/mutual.oobt" "$W/rare$k.folded" >"$W/rare$k.diff" 2>/dev/null
+done
+leaf=${rare##*;}
+if python3 - "$W/rare1.diff" "$W/rare3.diff" "$leaf" <<'PY'; then
+import json, sys
+def row(f):
+    return [r for r in json.load(open(f))["functions"] if r["name"] == sys.argv[3]][0]
+one, three = row(sys.argv[1]), row(sys.argv[2])
+assert one["base"] * 203 < 0.01 and one["within_bound"], one
+assert not three["within_bound"], three
+PY
+	pass "diff: a rare function: 1 sample within the binomial tail, 3 outside ($leaf)"
+else
+	fail "diff: rare function bound" "$leaf: see $W/rare1.diff"
+fi
