@@ -166,6 +166,9 @@ enum recon_fn_kind {
 	RECON_FN_GO_PREEMPT,   /* runtime.asyncPreempt: "called" by sigreturn */
 	RECON_FN_GO_EXIT,      /* runtime.goexit1: the goroutine is over */
 	RECON_FN_GO_SIGTRAMP,  /* runtime.sigtramp: entered only by a signal */
+	/* learned, not named: a function that returned into a sigreturn
+	 * trampoline (recon_sigreturn_enter) is a signal handler */
+	RECON_FN_SIG_HANDLER,
 };
 
 /* The code space of pc for the task running on h. */
@@ -350,6 +353,10 @@ int recon_eh_land(struct recon *r, struct tracker_hart *h, struct code_block *nb
  * Code of no ELF where the kernel's vDSO would have its trampoline maps the
  * vDSO there: *nb becomes the block of the task's new code space. */
 int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_block **nb);
+/* A return in user code lands on nb, the entry of a function seen handling
+ * signals, that no frame returns to: a signal came right after the return,
+ * before its target ran (1), else 0. */
+int recon_sig_landing(struct recon *r, struct tracker_hart *h, const struct code_block *nb);
 /* A call from user code into code of no ELF at *nb: where the entry of one
  * of the vDSO's functions has that page offset, the vDSO is mapped there
  * (as recon_sigreturn_enter does) and *nb becomes its block. */

@@ -207,6 +207,8 @@ static void count_walk(struct recon *r, struct stack *s)
 void recon_nonlocal_entered(struct recon *r, struct tracker_hart *h, uint8_t kind)
 {
 	struct stack *s = h->stk;
+	if (kind == RECON_FN_SIG_HANDLER)
+		return;
 	if (kind == RECON_FN_SIG_SETUP) {
 		h->task->sig_frames++;
 		return;
@@ -363,11 +365,25 @@ int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_b
 	if (!tramp)
 		return 0;
 	uint64_t handler = r->run.frames.v[s->v[base].frame].addr;
+	if (recon_fn_kind(r, s->v[base].frame) == RECON_FN_PLAIN)
+		r->fkind[s->v[base].frame] = RECON_FN_SIG_HANDLER;
 	r->sigret_pushed = 1;
 	recon_pop_to(r, h, base);
 	recon_push(r, h, nb->func == FRAME_NONE ? sigret_frame(r) : nb->func, STACK_RET_NONE, 0, 1);
 	stack_top(s)->jmp = handler; /* a trampoline's jmp: the entry of its handler */
 	return 1;
+}
+
+int recon_sig_landing(struct recon *r, struct tracker_hart *h, const struct code_block *nb)
+{
+	/* QEMU user mode delivers a pending signal when a block ends; after a
+	 * ret the next block (the return site) may not have started, and only
+	 * the handler's entry shows. The -d exec log then has no "Stopped
+	 * execution" line to say so (trace_qemu.c), nor has a plugin trace. */
+	if (nb->kernel || nb->func == FRAME_NONE || nb->start != nb->entry ||
+	    recon_fn_kind(r, nb->func) != RECON_FN_SIG_HANDLER)
+		return 0;
+	return stack_find_ret(h->stk, nb->start) < 0;
 }
 
 /* After rt_sigreturn, control lands where the signal came (the marker's

@@ -50,6 +50,10 @@ enum trace_extra_kind {
 			    at idx is the first instruction of the handler */
 };
 
+/* The cause of a TRACE_X_TRAP that the trace does not give, only that control
+ * left before the instruction due (QEMU user mode delivering a signal). */
+#define TRACE_CAUSE_UNSAID 0xffffu
+
 struct trace_extra {
 	uint32_t idx; /* record index within the batch */
 	uint8_t kind; /* enum trace_extra_kind */

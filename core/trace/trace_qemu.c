@@ -38,6 +38,11 @@ struct qemu_st {
 	int trap_valid;
 	uint16_t trap_hart;
 	struct trace_extra trap;
+	/* the pc a "Stopped execution" line kept from running, until the hart's
+	 * next Trace line */
+	int stop_valid;
+	uint16_t stop_hart;
+	uint64_t stop_pc;
 	/* the in_asm block printed last, until its first Trace line */
 	uint64_t asm_pc[ASM_MAX];
 	uint32_t asm_insn[ASM_MAX];
@@ -160,7 +165,7 @@ static int parse_bracket(const char **s, const char *e, uint64_t *pc, uint64_t *
 	return 0;
 }
 
-enum { Q_TRACE, Q_DROP, Q_ASM, Q_ASM_START, Q_INT, Q_SKIP };
+enum { Q_TRACE, Q_DROP, Q_STOP, Q_ASM, Q_ASM_START, Q_INT, Q_SKIP };
 
 /* Parses one line; for Q_TRACE fills c. Returns the kind or -1 with *what. */
 static int parse_line(struct qemu_st *st, const char *s, const char *e, struct qrec *c,
@@ -191,8 +196,9 @@ static int parse_line(struct qemu_st *st, const char *s, const char *e, struct q
 		c->has_trap = 0;
 		return Q_TRACE;
 	}
-	if (!TRACE_LIT(&s, e, "Stopped execution of TB chain") ||
-	    !TRACE_LIT(&s, e, "cpu_io_recompile: rewound"))
+	if (!TRACE_LIT(&s, e, "Stopped execution of TB chain"))
+		return Q_STOP;
+	if (!TRACE_LIT(&s, e, "cpu_io_recompile: rewound"))
 		return Q_DROP;
 	if (!TRACE_LIT(&s, e, "riscv_cpu_do_interrupt: hart:")) {
 		uint64_t hart, async, cause, tval;
@@ -320,10 +326,28 @@ static int qemu_next(struct trace_reader *r, struct oob_err *err)
 				c.has_trap = 1;
 				c.trap = st->trap;
 				st->trap_valid = 0;
+			} else if (st->stop_valid && st->stop_hart == c.hart &&
+				   st->stop_pc != c.pc) {
+				/* QEMU left before stop_pc ran and went elsewhere, with no
+				 * -d int line: user mode delivered a signal there. A pc-only
+				 * reading takes a signal at a return's target for a call. */
+				c.has_trap = 1;
+				memset(&c.trap, 0, sizeof(c.trap));
+				c.trap.kind = TRACE_X_TRAP;
+				c.trap.val = TRACE_CAUSE_UNSAID;
 			}
+			if (st->stop_hart == c.hart)
+				st->stop_valid = 0;
 			st->tent = c;
 			st->tent_valid = 1;
 			break;
+		case Q_STOP:
+			if (st->tent_valid) {
+				st->stop_valid = 1;
+				st->stop_hart = st->tent.hart;
+				st->stop_pc = st->tent.pc;
+			}
+			/* fall through */
 		case Q_DROP:
 			if (st->tent_valid && st->tent.has_trap) {
 				st->trap_valid = 1;

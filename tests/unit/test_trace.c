@@ -977,6 +977,31 @@ static void text_garbage_names_the_line(void)
 	CHECK(!open_bytes(hdr, strlen(hdr), &e) && strstr(e.msg, "line 1"));
 }
 
+/* "Stopped execution" before a pc, then another pc: QEMU user mode took a
+ * signal there, and the record that ran instead starts a trap; then the
+ * stopped pc itself: nothing happened. */
+static void qemu_stopped_then_elsewhere_is_a_trap(void)
+{
+#define QT(pc) "Trace 0: 0x7f0000000100 [0000000000000000/" pc "/00207600/00000201]\n"
+#define QS(pc) "Stopped execution of TB chain before 0x7f0000000100 [" pc "]\n"
+	const char *q = QT("0000000000010000") QT("0000000000010004") QS("0000000000010004")
+	    QT("0000000000020000") QT("0000000000020004") QS("0000000000020004")
+		QT("0000000000020004");
+#undef QT
+#undef QS
+	struct oob_err e = {0};
+	struct trace_reader *r = open_bytes(q, strlen(q), &e);
+	const struct trace_batch *b;
+	CHECK(r);
+	CHECK_EQ(trace_next(r, &b, &e), 1);
+	CHECK_EQ(b->n, 3);
+	CHECK(b->pc[0] == 0x10000 && b->pc[1] == 0x20000 && b->pc[2] == 0x20004);
+	CHECK_EQ(b->nx, 1);
+	CHECK(b->x[0].kind == TRACE_X_TRAP && b->x[0].idx == 1 &&
+	      b->x[0].val == TRACE_CAUSE_UNSAID);
+	trace_close(r);
+}
+
 static void unknown_and_empty_input(void)
 {
 	struct oob_err e = {0};
@@ -1437,6 +1462,7 @@ int main(void)
 	RUN(qemu_user_log_matches_truth);
 	RUN(qemu_user_lz4_matches_truth);
 	RUN(qemu_system_log_priv_and_traps);
+	RUN(qemu_stopped_then_elsewhere_is_a_trap);
 	RUN(tracerv_bin_every_layout);
 	RUN(tracerv_bin_lz4_and_text);
 	RUN(tracerv_layout_override);
