@@ -1,8 +1,10 @@
 #!/bin/sh
 # summary.sh RESULTS LOG...: the last step of `make check` (check-local in
 # Makefile.am), after automake's harness. Collects the per-case lines
-# (PASS/FAIL/SKIP) of the fixture log and of every test's .log into RESULTS,
-# prints the FAIL lines, then one line "tests: N passed, N failed, N skipped"
+# (PASS/FAIL/SKIP, and NOTE: what a test found worth reading with a known
+# gap) of the fixture log and of every test's .log into RESULTS, prints the
+# SKIP and NOTE lines (CI's log is all a later reader has of a run's known
+# gaps), then the FAIL lines, then one line "tests: N passed, N failed, N skipped"
 # (CI reads it: deploy/check.sh). Exit status 1 on any failure or when
 # nothing passed.
 #
@@ -23,7 +25,7 @@ for log; do
 		echo "FAIL: $log: no log: the test did not run" >>"$results"
 		continue
 	fi
-	grep -E '^(PASS|FAIL|SKIP): ' "$log" >>"$results"
+	grep -E '^(PASS|FAIL|SKIP|NOTE): ' "$log" >>"$results"
 	trs=${log%.log}.trs
 	if [ -r "$trs" ] && grep -qE '^:global-test-result: (FAIL|ERROR|XPASS)' "$trs" &&
 		! grep -q '^FAIL: ' "$log"; then
@@ -34,6 +36,7 @@ done
 pass=$(grep -c '^PASS: ' "$results")
 fail=$(grep -c '^FAIL: ' "$results")
 skip=$(grep -c '^SKIP: ' "$results")
+grep -E '^(SKIP|NOTE): ' "$results" | cut -c1-400
 grep '^FAIL: ' "$results"
 echo "tests: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
