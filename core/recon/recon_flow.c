@@ -391,8 +391,9 @@ static struct code_block *transfer(struct recon *r, struct tracker_hart *h,
 	 * return that "lands" on it was cut short by a signal */
 	up |= r->go && nb->func != FRAME_NONE && npc == nb->entry &&
 	      recon_fn_kind(r, nb->func) == RECON_FN_GO_SIGTRAMP;
-	/* and the trace may say so: a return whose target did not run before
-	 * a signal came there lands on the handler as if returning to it */
+	/* so is a transfer the trace marks as a trap (QEMU's "Stopped
+	 * execution"), and a return onto a known handler's entry: its target
+	 * did not run before a signal came there (3.5) */
 	up |= trace_cause(r, i) != NULL || (in->kind == RV_RET && recon_sig_landing(r, h, nb));
 	int off = off_target(in, npc, fall, target);
 	struct code_block *mb;
