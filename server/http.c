@@ -449,6 +449,23 @@ static void raw_refuse(struct http_req *r)
 	shutdown(ci->connect_fd, SHUT_WR);
 }
 
+/*
+ * A refusal before the body (bad text, no token, a length over the limit).
+ * Queued now, libmicrohttpd sends it and closes with the body unread, and a
+ * client still sending may then get a reset that loses the response (curl:
+ * exit 55, status 000; seen on a loaded machine). So a body we can afford
+ * to read is read and dropped, the response written as it starts (a
+ * lingering close, as nginx does). A client that waits for "100 Continue"
+ * sends nothing before the response, and one longer than DISCARD_MAX is
+ * cut: those get it at once.
+ */
+static int drain_before_refusing(struct http_req *r)
+{
+	const char *expect = http_req_header(r, "Expect");
+	return !(expect && !strcasecmp(expect, "100-continue")) &&
+	       http_req_content_length(r) <= (int64_t)DISCARD_MAX;
+}
+
 /* A body piece. Returns MHD_NO to drop the connection. */
 static enum MHD_Result on_body(struct http_req *r, const char *data, size_t n)
 {
@@ -631,7 +648,13 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 		req_begin(r);
 		/* A request without a body is answered at the next call: queued
 		 * now, libmicrohttpd would close the connection (no keep-alive). */
-		return has_body(r) ? queue(r) : MHD_YES;
+		if (!has_body(r))
+			return MHD_YES;
+		if (http_req_responded(r) && drain_before_refusing(r)) {
+			r->failed = 1; /* on_body drops the body and answers */
+			return MHD_YES;
+		}
+		return queue(r);
 	}
 	if (*upload_size) {
 		size_t n = *upload_size;

@@ -62,6 +62,34 @@ if [ "$_got" = 400 ] && jq_py "$W/resp" 'j["error"]["message"]' | grep -q 'café
 else
 	fail "UTF-8 name" "got $_got ($(head -c 200 "$W/resp"))"
 fi
+# A refusal before the body lets the client send all of it and then reads
+# the response: closing with the body unread made the client's next send
+# reset the connection, losing the response (curl: exit 55, status 000).
+python3 - "${SRV_URL##*:}" >"$W/drain.out" 2>&1 <<'EOF'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"POST /api/v1/binaries?name=%FF HTTP/1.1\r\nHost: x\r\nContent-Length: 200000\r\n\r\n")
+sent = 0
+try:
+    for i in range(20):
+        time.sleep(0.05)
+        s.sendall(b"x" * 10000)
+        sent += 10000
+except OSError as e:
+    print("send failed after", sent, "bytes:", e)
+resp = b""
+try:
+    while chunk := s.recv(65536):
+        resp += chunk
+except OSError as e:
+    print("recv failed:", e)
+print("sent", sent, "status", resp.split(b" ")[1].decode() if resp.startswith(b"HTTP/") else "none")
+EOF
+if grep -q '^sent 200000 status 400$' "$W/drain.out"; then
+	pass "a refused upload is read to its end, then answered (400)"
+else
+	fail "refused upload drained" "$(tr '\n' ' ' <"$W/drain.out")"
+fi
 _got=$(http GET "$SRV_URL/api/v1/traces/$TR" "$W/resp")
 [ "$_got" = 200 ] && pass "the server still serves (GET /traces/$TR -> 200)" ||
 	fail "still serving" "got $_got"
