@@ -91,12 +91,14 @@ int cli_cmd_sample(struct cli *c, int argc, char **argv)
 		double per = st.samples ? 1e3 * st.stopped_s / (double)st.samples : 0;
 		fprintf(stderr,
 			"oobprof sample: %llu samples (%llu failed walks, %llu past a leaf "
-			"without CFI; %llu stops sampled several threads) in %.3f s, %.3f ms "
+			"without CFI, %llu frames without CFI stepped by their prologue; %llu "
+			"stops sampled several threads) in %.3f s, %.3f ms "
 			"stopped per sample (%.2f%% of the time), %llu memory reads, %llu ticks "
 			"late; target %s\n",
 			(unsigned long long)st.samples, (unsigned long long)st.failed,
-			(unsigned long long)st.leaf_walks, (unsigned long long)st.multi_stops,
-			st.wall_s, per, st.wall_s > 0 ? 100 * st.stopped_s / st.wall_s : 0,
+			(unsigned long long)st.leaf_walks, (unsigned long long)st.prologue_steps,
+			(unsigned long long)st.multi_stops, st.wall_s, per,
+			st.wall_s > 0 ? 100 * st.stopped_s / st.wall_s : 0,
 			(unsigned long long)st.mem_reads, (unsigned long long)st.late,
 			st.exited ? "exited" : "detached");
 	}

@@ -268,6 +268,7 @@ int sampler_run(const struct sampler_opts *o, FILE *out, struct sampler_stats *s
 		st->mem_reads = us.mem_reads;
 		st->mem_bytes = us.mem_bytes;
 		st->leaf_walks = us.leaf_walks;
+		st->prologue_steps = us.prologue_steps;
 	}
 	free(x.pcs);
 	sampler_unwind_free(x.u);

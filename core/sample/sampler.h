@@ -58,12 +58,13 @@ struct sampler_stats {
 	uint64_t samples, failed; /* failed: walks ended by a bad frame or memory */
 	uint64_t late;		  /* ticks skipped because a sample overran its period */
 	uint64_t mem_reads, mem_bytes;
-	uint64_t leaf_walks;  /* walk segments continued past a function without CFI */
-	uint64_t multi_stops; /* stops that sampled several threads */
-	double wall_s;	      /* from the first resume to the end */
-	double stopped_s;     /* time the target spent stopped by us */
-	int exited;	      /* the target exited (W/X, or closed the connection) */
-	int exit_status;      /* W: status, X: 128 + signal, closed: -1 */
+	uint64_t leaf_walks;	 /* walk segments continued past a function without CFI */
+	uint64_t prologue_steps; /* frames without CFI stepped by their prologue */
+	uint64_t multi_stops;	 /* stops that sampled several threads */
+	double wall_s;		 /* from the first resume to the end */
+	double stopped_s;	 /* time the target spent stopped by us */
+	int exited;		 /* the target exited (W/X, or closed the connection) */
+	int exit_status;	 /* W: status, X: 128 + signal, closed: -1 */
 };
 
 /* Samples the target at o->target until it exits, o->duration_ms passes or

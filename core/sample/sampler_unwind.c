@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sample/sampler_prologue.h"
 #include "sample/sampler_trap.h"
 #include "sym/rv.h"
 #include "util/oob_mem.h"
@@ -21,13 +22,21 @@
 #define STACK_WINDOW (64u << 20)
 /* Stack segments of one sample: traps nest (an interrupt in a syscall ...). */
 #define MAX_SEGMENTS 8
-/* Functions without CFI judged leaves or not (leaf_fn), by entry: a hash
- * set; a clash forgets the older verdict. */
-#define NLEAVES 256
+/* Functions without CFI met by walks (fn_at): a hash set by entry; a clash
+ * forgets the older one. */
+#define NFNS 256
 
-struct leaf_verdict {
-	uint64_t entry; /* 0: empty */
-	int leaf;
+struct fn_code {
+	uint64_t entry;	     /* 0: empty */
+	const uint8_t *code; /* NULL: its code is not in the ELF */
+	size_t size;
+	int leaf; /* leaf_code's verdict */
+};
+
+/* The frame libdw walked last: where it stops for want of CFI. */
+struct last_frame {
+	uint64_t at, sp, s0; /* at: inside the instruction that made the frame */
+	int live;	     /* the walk's first frame: every register its own */
 };
 
 struct block {
@@ -56,7 +65,9 @@ struct sampler_unwind {
 	size_t njoins;
 	int ret_first;	 /* the walk's first pc is a return address (leaf_step) */
 	int read_failed; /* libdw asked for memory the stub could not read */
-	struct leaf_verdict leaves[NLEAVES];
+	struct last_frame last;
+	size_t stepped_at; /* u->n at the last prologue_step */
+	struct fn_code fns[NFNS];
 };
 
 /* The 8-byte word at addr (aligned by the caller); -1 when unreadable, a
@@ -235,6 +246,12 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 			u->trap_frame = sp;
 		return DWARF_CB_ABORT;
 	}
+	Dwarf_Word s0;
+	u->last = (struct last_frame){.at = at, .live = !ret};
+	if (dwfl_frame_reg(state, 2, &sp) == 0)
+		u->last.sp = sp;
+	if (dwfl_frame_reg(state, 8, &s0) == 0)
+		u->last.s0 = s0;
 	return push(u, at) ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
@@ -244,14 +261,8 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
  * with jal t0, frames the trace shows): wherever it stopped, its caller is
  * at ra with the same sp. Any instruction rv_decode rejects, or code the
  * ELF does not hold, makes it not a leaf. */
-static int leaf_code(Dwfl_Module *m, uint64_t entry, uint64_t size)
+static int leaf_code(const uint8_t *c, uint64_t size)
 {
-	Dwarf_Addr at = entry, bias;
-	Elf_Scn *scn = dwfl_module_address_section(m, &at, &bias);
-	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
-	if (!d || !d->d_buf || at > d->d_size || size > d->d_size - at)
-		return 0;
-	const uint8_t *c = (const uint8_t *)d->d_buf + at;
 	for (uint64_t off = 0; off < size;) {
 		struct rv_insn in;
 		uint32_t bits = c[off] | (uint32_t)c[off + 1] << 8;
@@ -289,24 +300,36 @@ static uint64_t fn_size(Dwfl_Module *m, uint64_t entry)
 	return 0;
 }
 
-/* Whether pc is in a function that leaf_code accepts (the verdict cached
- * by its entry). The trap entry code is not: it is jumped to. */
-static int leaf_fn(struct sampler_unwind *u, uint64_t pc)
+/* The function around pc, its code from the ELF (cached by entry), or
+ * NULL. The trap entry code is none: it is jumped to. */
+static const struct fn_code *fn_at(struct sampler_unwind *u, uint64_t pc)
 {
 	Dwfl_Module *m = dwfl_addrmodule(u->dwfl, pc);
 	GElf_Sym sym;
 	GElf_Off off;
 	if (!m || (u->trap.regs_size && pc >= u->trap.entry_lo && pc < u->trap.entry_hi) ||
 	    !dwfl_module_addrinfo(m, pc, &off, &sym, NULL, NULL, NULL))
-		return 0;
+		return NULL;
 	uint64_t entry = pc - off;
-	struct leaf_verdict *v = &u->leaves[(entry >> 1) % NLEAVES];
-	if (v->entry != entry) {
-		uint64_t size = fn_size(m, entry);
-		v->entry = entry;
-		v->leaf = size > off && leaf_code(m, entry, size);
+	struct fn_code *f = &u->fns[(entry >> 1) % NFNS];
+	if (f->entry != entry) {
+		uint64_t size = sym.st_size ? sym.st_size : fn_size(m, entry);
+		Dwarf_Addr at = entry, bias;
+		Elf_Scn *scn = dwfl_module_address_section(m, &at, &bias);
+		Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+		*f = (struct fn_code){.entry = entry, .size = size};
+		if (d && d->d_buf && at <= d->d_size && size <= d->d_size - at)
+			f->code = (const uint8_t *)d->d_buf + at;
+		f->leaf = f->code && leaf_code(f->code, size);
 	}
-	return v->leaf;
+	return f->code && pc - entry < f->size ? f : NULL;
+}
+
+/* Whether pc is in a function that leaf_code accepts. */
+static int leaf_fn(struct sampler_unwind *u, uint64_t pc)
+{
+	const struct fn_code *f = fn_at(u, pc);
+	return f && f->leaf;
 }
 
 /* Whether the segment that ends at the trap may be a task being switched
@@ -394,15 +417,58 @@ static int leaf_step(struct sampler_unwind *u, size_t first, int rc, uint64_t *l
 	return 1;
 }
 
+/* A register the prologue saved at cfa + at into *v (left as it is when
+ * not saved); -1 when unreadable. */
+static int saved(struct sampler_unwind *u, uint64_t cfa, int32_t at, uint64_t *v)
+{
+	return at == SAMPLER_NOT_SAVED ? 0 : word_at(u, cfa + (uint64_t)(int64_t)at, v);
+}
+
+/*
+ * A walk that libdw ended at a frame without CFI, not a leaf: its frame
+ * from its prologue (sampler_prologue.h), and the walk goes on in its
+ * caller, into regs. The return address read must follow a call
+ * (called_from), else the walk stays failed. 1 when it went on.
+ */
+static int prologue_step(struct sampler_unwind *u, int rc, uint64_t *regs)
+{
+	const struct last_frame *l = &u->last;
+	const struct fn_code *fn;
+	struct sampler_frame f;
+	uint64_t ra = u->regs[1], s0 = l->s0;
+	if (rc != -1 || u->trap_frame || u->read_failed || u->n <= u->stepped_at ||
+	    u->n >= u->max_depth || !(fn = fn_at(u, l->at)) ||
+	    !sampler_prologue_scan(fn->code, fn->size, l->at - fn->entry, !l->live, &f))
+		return 0;
+	uint64_t cfa = l->sp + (uint64_t)(int64_t)f.cfa;
+	if (saved(u, cfa, f.ra_at, &ra) < 0 || saved(u, cfa, f.s0_at, &s0) < 0 || !ra ||
+	    !called_from(u, ra))
+		return 0;
+	uint64_t next[SAMPLER_NREGS];
+	memcpy(next, u->regs, sizeof(next));
+	next[SAMPLER_PC] = ra - 1; /* as leaf_step */
+	next[2] = cfa;
+	next[8] = s0;
+	memcpy(regs, next, sizeof(next));
+	u->regs = regs;
+	u->ret_first = 1;
+	u->stepped_at = u->n;
+	u->st.prologue_steps++;
+	return 1;
+}
+
 static int walk_cfi(struct sampler_unwind *u)
 {
-	uint64_t regs[MAX_SEGMENTS][SAMPLER_NREGS], leaf_regs[SAMPLER_NREGS];
+	uint64_t regs[MAX_SEGMENTS][SAMPLER_NREGS], step_regs[SAMPLER_NREGS];
 	for (size_t seg = 0;; seg++) {
 		u->trap_frame = 0;
 		u->read_failed = 0;
 		size_t first = u->n;
+		u->stepped_at = first;
 		int rc = dwfl_getthread_frames(u->dwfl, 1, frame_cb, u);
-		if (!u->stub_failed && leaf_step(u, first, rc, leaf_regs))
+		if (!u->stub_failed && leaf_step(u, first, rc, step_regs))
+			rc = dwfl_getthread_frames(u->dwfl, 1, frame_cb, u);
+		while (!u->stub_failed && prologue_step(u, rc, step_regs))
 			rc = dwfl_getthread_frames(u->dwfl, 1, frame_cb, u);
 		u->ret_first = 0;
 		if (u->stub_failed)

@@ -23,7 +23,11 @@
  * memset, glibc's _exit) stops libdw at the innermost frame. When none of
  * its instructions writes ra or sp (rv_int_dest over its code in the ELF),
  * ra and sp are still its caller's wherever it stopped, and the walk goes on
- * from ra. A saved ra that libdw could not read (a user stack exit_mmap is
+ * from ra. Other frames without CFI that stop libdw (glibc's static startup
+ * code and many of its functions) are stepped by their prologue
+ * (sampler_prologue.h): the caller's sp, ra and s0 from the frame size and
+ * save slots, the walk going on when the ra read follows a call. A saved
+ * ra that libdw could not read (a user stack exit_mmap is
  * unmapping) ends the chain as libdw sees it, but the walk is failed, not
  * complete.
  *
@@ -52,7 +56,8 @@ struct sampler_unwind;
 struct sampler_unwind_stats {
 	uint64_t mem_reads; /* m packets */
 	uint64_t mem_bytes;
-	uint64_t leaf_walks; /* segments continued from ra past a function without CFI */
+	uint64_t leaf_walks;	 /* segments continued from ra past a function without CFI */
+	uint64_t prologue_steps; /* frames without CFI stepped by their prologue */
 };
 
 /* A new unwinder over r (borrowed, must outlive it). CFI needs the ELFs

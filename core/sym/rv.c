@@ -390,6 +390,44 @@ static unsigned int_dest16(uint32_t b)
 	}
 }
 
+int rv_sp_add(uint32_t bits, int32_t *imm)
+{
+	if (rv_insn_len(bits) == 4) {
+		if (BITS(bits, 14, 0) != (2u << 7 | 0x13) || BITS(bits, 19, 15) != 2)
+			return 0;
+		*imm = sext(bits >> 20, 12);
+		return 1;
+	}
+	if ((bits & 3) != 1 || BITS(bits, 11, 7) != 2)
+		return 0;
+	if (BITS(bits, 15, 13) == 3) /* c.addi16sp */
+		*imm =
+		    sext(BITS(bits, 12, 12) << 9 | BITS(bits, 4, 3) << 7 | BITS(bits, 5, 5) << 6 |
+			     BITS(bits, 2, 2) << 5 | BITS(bits, 6, 6) << 4,
+			 10);
+	else if (BITS(bits, 15, 13) == 0) /* c.addi */
+		*imm = sext(BITS(bits, 12, 12) << 5 | BITS(bits, 6, 2), 6);
+	else
+		return 0;
+	return 1;
+}
+
+int rv_sp_store(uint32_t bits, unsigned *rs2, int32_t *off)
+{
+	if (rv_insn_len(bits) == 4) {
+		if (BITS(bits, 6, 0) != 0x23 || BITS(bits, 14, 12) != 3 || BITS(bits, 19, 15) != 2)
+			return 0;
+		*rs2 = BITS(bits, 24, 20);
+		*off = sext(BITS(bits, 31, 25) << 5 | BITS(bits, 11, 7), 12);
+		return 1;
+	}
+	if ((bits & 3) != 2 || BITS(bits, 15, 13) != 7) /* c.sdsp */
+		return 0;
+	*rs2 = BITS(bits, 6, 2);
+	*off = (int32_t)(BITS(bits, 12, 10) << 3 | BITS(bits, 9, 7) << 6);
+	return 1;
+}
+
 unsigned rv_int_dest(uint32_t bits)
 {
 	if (rv_insn_len(bits) == 2)

@@ -73,6 +73,12 @@ unsigned rv_decode(uint32_t bits, struct rv_insn *out);
  * does a function ever change ra or sp? */
 unsigned rv_int_dest(uint32_t bits);
 
+/* The two forms a prologue uses on the stack (an unwinder without CFI
+ * reads them): `addi sp, sp, imm` (also c.addi16sp, c.addi sp), 1 with
+ * *imm; `sd rs2, off(sp)` (also c.sdsp), 1 with *rs2 and *off. */
+int rv_sp_add(uint32_t bits, int32_t *imm);
+int rv_sp_store(uint32_t bits, unsigned *rs2, int32_t *off);
+
 /* Direct target of RV_BRANCH / RV_JUMP / RV_CALL at pc. */
 static inline uint64_t rv_direct_target(const struct rv_insn *in, uint64_t pc)
 {

@@ -337,9 +337,46 @@ static int expected_dest(const char *mn, const char *ops)
 	return r > 0 ? r : 0;
 }
 
+/* What objdump says of the two prologue forms (rv_sp_add, rv_sp_store):
+ * "addi sp,sp,N", "c.addi16sp sp,N", "c.addi sp,N"; "sd REG,N(sp)",
+ * "c.sdsp REG,N(sp)". 1 with *a (the immediate) and *r (the stored
+ * register) when text is one of them for kind 0 (add) or 1 (store). */
+static int sp_form(int kind, const char *mn, const char *text, int32_t *a, unsigned *r)
+{
+	char reg[16], ops[64];
+	int n = -1;
+	/* objdump may add " # address <symbol>" */
+	snprintf(ops, sizeof(ops), "%.*s", (int)strcspn(text, " \t#"), text);
+	if (kind == 0 && !strcmp(mn, "addi"))
+		return sscanf(ops, "sp,sp,%d%n", a, &n) == 1 && n >= 0 && !ops[n];
+	if (kind == 0 && (!strcmp(mn, "c.addi16sp") || !strcmp(mn, "c.addi")))
+		return sscanf(ops, "sp,%d%n", a, &n) == 1 && n >= 0 && !ops[n];
+	if (kind != 1 || (strcmp(mn, "sd") && strcmp(mn, "c.sdsp")) ||
+	    sscanf(ops, "%15[^,],%d(sp)%n", reg, a, &n) != 2 || n < 0 || ops[n])
+		return 0;
+	*r = (unsigned)reg_num(reg, strlen(reg));
+	return 1;
+}
+
+/* rv_sp_add and rv_sp_store on one objdump line: 1 when they disagree. */
+static int sp_forms_differ(uint32_t bits, const char *mn, const char *ops, long *n)
+{
+	int32_t want = 0, got = 0;
+	unsigned wr = 0, gr = 0;
+	int w = sp_form(0, mn, ops, &want, &wr), g = rv_sp_add(bits, &got);
+	*n += w;
+	if (w != g || (w && want != got))
+		return 1;
+	w = sp_form(1, mn, ops, &want, &wr);
+	g = rv_sp_store(bits, &gr, &got);
+	*n += w;
+	return w != g || (w && (want != got || wr != gr));
+}
+
 /* rv_int_dest on every instruction rv_decode accepts in path; counts the
- * lines compared and the mismatches. */
-static void check_dest(const char *path, long *n, long *bad)
+ * lines compared and the mismatches. rv_sp_add and rv_sp_store on every
+ * line; counts the prologue forms seen (*sp) and adds their mismatches. */
+static void check_dest(const char *path, long *n, long *bad, long *sp)
 {
 	char cmd[4200], line[1024], copy[1024];
 	snprintf(cmd, sizeof(cmd), OBJDUMP " -d -M no-aliases '%s'", path);
@@ -353,6 +390,8 @@ static void check_dest(const char *path, long *n, long *bad)
 		if (split_line(line, &pc, &raw, &mn, &ops) || mn[0] == '.')
 			continue;
 		uint32_t bits = (uint32_t)strtoul(raw, NULL, 16);
+		if (sp_forms_differ(bits, mn, ops, sp) && (*bad)++ < 20)
+			printf("# sp form mismatch: %s\n", copy);
 		if (!rv_decode(bits, &in))
 			continue;
 		(*n)++;
@@ -396,10 +435,12 @@ static int have_objdump(void)
 		CHECK(t.insns >= (min_insns));                                                     \
 		CHECK_EQ(t.bits_bad, 0);                                                           \
 		CHECK_EQ(t.mismatches, 0);                                                         \
-		long dn = 0, dbad = 0;                                                             \
-		check_dest(path, &dn, &dbad);                                                      \
-		printf("# %s: %ld destinations compared, %ld mismatches\n", what, dn, dbad);       \
-		CHECK(dn > 0);                                                                     \
+		long dn = 0, dbad = 0, dsp = 0;                                                    \
+		check_dest(path, &dn, &dbad, &dsp);                                                \
+		printf("# %s: %ld destinations and %ld sp adds and stores compared, %ld "          \
+		       "mismatches\n",                                                             \
+		       what, dn, dsp, dbad);                                                       \
+		CHECK(dn > 0 && dsp > 0);                                                          \
 		CHECK_EQ(dbad, 0);                                                                 \
 	} while (0)
 

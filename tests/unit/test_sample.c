@@ -1,6 +1,8 @@
 /* test_sample: the sampled-stack readers on small inputs whose counts are
  * known by construction, their detection, and their errors; the trap frame
- * layout the sampler reads from a vmlinux's DWARF against gdb's and nm's. */
+ * layout the sampler reads from a vmlinux's DWARF against gdb's and nm's;
+ * the prologue scan against the CFI GCC wrote for the same code. */
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +11,9 @@
 #include "oobtest.h"
 #include "profile/profile.h"
 #include "sample/sample.h"
+#include "sample/sampler_prologue.h"
 #include "sample/sampler_trap.h"
+#include "sym/rv.h"
 #include "trace/trace_formats.h"
 
 static struct profile *read_str(const char *s, struct oob_err *e)
@@ -275,6 +279,165 @@ static void trap_layout(void)
 	dwfl_end(d);
 }
 
+/* What the CFI says of the frame at addr, in sampler_frame's terms: 1, or
+ * 0 when it has no row there, a CFA not on sp (a frame pointer), ra
+ * undefined (the outermost frame) or a rule other than a CFA offset. */
+static int cfi_frame(Dwarf_CFI *cfi, uint64_t addr, struct sampler_frame *f)
+{
+	Dwarf_Frame *fr;
+	Dwarf_Op *ops, mem[3];
+	size_t n;
+	if (dwarf_cfi_addrframe(cfi, addr, &fr) != 0)
+		return 0;
+	int ok = dwarf_frame_cfa(fr, &ops, &n) == 0 && n == 1 && ops[0].atom == DW_OP_bregx &&
+		 ops[0].number == 2;
+	if (ok)
+		f->cfa = (int32_t)ops[0].number2;
+	for (int reg = 1; ok && reg <= 8; reg += 7) {
+		int32_t *slot = reg == 1 ? &f->ra_at : &f->s0_at;
+		ok = dwarf_frame_register(fr, reg, mem, &ops, &n) == 0 && (n || !ops);
+		if (ok && n == 0)
+			*slot = SAMPLER_NOT_SAVED; /* same value */
+		else if (ok && n == 1 && ops[0].atom == DW_OP_call_frame_cfa)
+			*slot = 0;
+		else if (ok && n == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
+			 ops[1].atom == DW_OP_plus_uconst)
+			*slot = (int32_t)ops[1].number;
+		else
+			ok = 0;
+	}
+	free(fr);
+	return ok;
+}
+
+struct scan_tally {
+	long insns, known, compared, wrong;		      /* innermost frames */
+	long calls, calls_known, calls_compared, calls_wrong; /* caller frames */
+	long early;	  /* a save the CFI notes later (the register holds it too) */
+	long placeholder; /* assembly whose CFI keeps the CFA at sp + 0 */
+};
+
+/* A save slot of the scan against the CFI's. GCC may schedule a save
+ * before the CFI row that notes it: in an innermost frame the register
+ * still holds the value the slot does (the scan refuses a write to it
+ * before its save), so either is right. */
+static int same_slot(int32_t scan, int32_t cfi, int caller, long *early)
+{
+	if (scan == cfi)
+		return 1;
+	if (caller || cfi != SAMPLER_NOT_SAVED)
+		return 0;
+	(*early)++;
+	return 1;
+}
+
+static void scan_compare(Dwarf_CFI *cfi, uint64_t addr, const uint8_t *code, size_t size,
+			 size_t off, int caller, struct scan_tally *t)
+{
+	struct sampler_frame a, b;
+	long *known = caller ? &t->calls_known : &t->known,
+	     *compared = caller ? &t->calls_compared : &t->compared,
+	     *wrong = caller ? &t->calls_wrong : &t->wrong;
+	if (!sampler_prologue_scan(code, size, off, caller, &a))
+		return;
+	(*known)++;
+	if (!cfi_frame(cfi, addr, &b))
+		return;
+	/* hand-written assembly with an FDE that says nothing of its frame
+	 * (glibc's _dl_runtime_resolve): the CFI is the one that is wrong */
+	if (b.cfa == 0 && a.cfa != 0 && b.ra_at == SAMPLER_NOT_SAVED) {
+		if (t->placeholder++ < 3)
+			printf("# 0x%llx: CFI of a frame of %d bytes says sp + 0\n",
+			       (unsigned long long)addr, a.cfa);
+		return;
+	}
+	(*compared)++;
+	if (a.cfa != b.cfa || !same_slot(a.ra_at, b.ra_at, caller, &t->early) ||
+	    !same_slot(a.s0_at, b.s0_at, caller, &t->early)) {
+		if ((*wrong)++ < 5)
+			printf("# 0x%llx (%s): scan cfa %d ra %d s0 %d, CFI cfa %d ra %d s0 %d\n",
+			       (unsigned long long)addr, caller ? "call" : "pc", a.cfa, a.ra_at,
+			       a.s0_at, b.cfa, b.ra_at, b.s0_at);
+	}
+}
+
+/* Every instruction of one function: as the innermost frame's pc, and each
+ * call as a caller frame's. */
+static void scan_function(Dwarf_CFI *cfi, uint64_t entry, const uint8_t *code, size_t size,
+			  struct scan_tally *t)
+{
+	for (size_t off = 0; off + 2 <= size;) {
+		uint32_t bits = code[off] | (uint32_t)code[off + 1] << 8;
+		struct rv_insn in;
+		if (rv_insn_len(bits) == 4 && off + 4 <= size)
+			bits |= (uint32_t)code[off + 2] << 16 | (uint32_t)code[off + 3] << 24;
+		if (!rv_decode(bits, &in))
+			return;
+		t->insns++;
+		scan_compare(cfi, entry + off, code, size, off, 0, t);
+		if ((in.kind == RV_CALL || in.kind == RV_CALL_IND) && in.rd == 1) {
+			t->calls++;
+			scan_compare(cfi, entry + off, code, size, off + in.len - 1, 1, t);
+		}
+		off += in.len;
+	}
+}
+
+/* sampler_prologue_scan at every instruction and call site of a binary's
+ * functions against its CFI (.eh_frame, else .debug_frame): where the scan
+ * says it knows the frame and the CFI describes it on sp, they agree. */
+static void prologue_binary(const char *path, const char *what, long min_compared)
+{
+	static const Dwfl_Callbacks cbs = {.find_elf = dwfl_build_id_find_elf,
+					   .find_debuginfo = dwfl_standard_find_debuginfo};
+	Dwfl *d = dwfl_begin(&cbs);
+	dwfl_report_begin(d);
+	Dwfl_Module *m = dwfl_report_elf(d, what, path, -1, 0, false);
+	dwfl_report_end(d, NULL, NULL);
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi = m ? dwfl_module_eh_cfi(m, &bias) : NULL;
+	if (m && !cfi)
+		cfi = dwfl_module_dwarf_cfi(m, &bias);
+	CHECK(cfi != NULL);
+	struct scan_tally t = {0};
+	int nsyms = cfi ? dwfl_module_getsymtab(m) : 0;
+	for (int i = 1; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		if (!dwfl_module_getsym_info(m, i, &sym, &addr, NULL, NULL, NULL) ||
+		    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size)
+			continue;
+		Dwarf_Addr at = addr;
+		Elf_Scn *scn = dwfl_module_address_section(m, &at, &bias);
+		Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+		if (data && data->d_buf && at <= data->d_size && sym.st_size <= data->d_size - at)
+			scan_function(cfi, addr, (const uint8_t *)data->d_buf + at, sym.st_size,
+				      &t);
+	}
+	printf("# %s: %ld instructions, %ld frames known by the scan, %ld compared with the "
+	       "CFI, %ld differ; %ld calls, %ld known, %ld compared, %ld differ; %ld saves "
+	       "before their CFI row, %ld frames of CFI placeholders\n",
+	       what, t.insns, t.known, t.compared, t.wrong, t.calls, t.calls_known,
+	       t.calls_compared, t.calls_wrong, t.early, t.placeholder);
+	CHECK(t.compared >= min_compared && t.calls_compared >= min_compared / 10);
+	CHECK_EQ(t.wrong, 0);
+	CHECK_EQ(t.calls_wrong, 0);
+	dwfl_end(d);
+}
+
+static void prologue_vs_cfi(void)
+{
+	const char *init = oobtest_shared("fixtures/spike/init");
+	const char *v = oobtest_gen("linux/sv39/vmlinux");
+	if (!init)
+		SKIP("../shared/fixtures/spike/init absent");
+	prologue_binary(init, "init (static glibc)", 1000);
+	if (v)
+		prologue_binary(v, "vmlinux", 10000);
+	else
+		printf("# linux/sv39/vmlinux absent (tests/tools/gen-linux.sh): init only\n");
+}
+
 int main(void)
 {
 	OOBTEST_BEGIN("test_sample");
@@ -284,6 +447,7 @@ int main(void)
 	RUN(perf_names);
 	RUN(uniprof_trap);
 	RUN(trap_layout);
+	RUN(prologue_vs_cfi);
 	RUN(errors);
 	return OOBTEST_END();
 }
