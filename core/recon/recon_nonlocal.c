@@ -9,10 +9,12 @@
  */
 #include "recon/recon_impl.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "profile/frame.h"
+#include "util/oob_log.h"
 #include "util/oob_mem.h"
 
 #define KIND_UNSEEN 0xff
@@ -338,6 +340,42 @@ void recon_vdso_call(struct recon *r, struct tracker_hart *h, struct code_block 
 		map_vdso_at(r, h, nb, off);
 }
 
+/* rt_sigreturn's system call number on RV64, which every trampoline
+ * (QEMU user mode's page, the vDSO's, libc's __restore_rt) loads first. */
+#define LI_A7_RT_SIGRETURN 0x08b00893u /* li a7, 139 */
+
+/*
+ * A handler that returns into a trampoline from a segment that no trap
+ * began: its delivery was not seen. The first signal that comes right
+ * after a `ret` (its target not run yet) shows only the handler's entry
+ * where the return lands, taken then for a tail call into it (3.3), before
+ * any handler was learned (recon_sig_landing). The trampoline's code says
+ * what it is (missed_delivery); the top frame then becomes a trap's
+ * segment (as_delivered), from where the return went, so that
+ * rt_sigreturn lands as a trap's return.
+ */
+static int missed_delivery(struct recon *r, struct tracker_hart *h, const struct code_block *nb)
+{
+	const struct stack *s = h->stk;
+	uint32_t bits;
+	return s->n >= 2 && s->n - 1 > stack_segment_base(s) && !s->v[s->n - 1].marker &&
+	       code_fetch(space_of(r, h, nb->start), nb->start, &bits) &&
+	       bits == LI_A7_RT_SIGRETURN;
+}
+
+static void as_delivered(struct recon *r, struct tracker_hart *h)
+{
+	uint32_t top = h->stk->n - 1, frame = h->stk->v[top].frame;
+	OOB_DEBUG("recon: a signal delivery not seen until the trampoline: handler %#" PRIx64,
+		  r->run.frames.v[frame].addr);
+	r->run.st.events++;
+	r->run.st.traps++;
+	recon_pop_to(r, h, top);
+	recon_push(r, h, frame_named(&r->run.frames, PROFILE_FRAME_MARKER, "[trap]"), 0,
+		   IDS_MARK_TRAP, 1);
+	recon_push(r, h, frame, STACK_RET_NONE, 0, 1);
+}
+
 /*
  * Signals in user-mode traces: the handler is entered by a trap (the ecall
  * that raised it, or whatever instruction the signal interrupted), so it
@@ -347,7 +385,8 @@ void recon_vdso_call(struct recon *r, struct tracker_hart *h, struct code_block 
  * ecall is rt_sigreturn: control goes back to where the signal came, which
  * is the trap return of that marker. Whatever the segment holds when the
  * trampoline is reached (frames not seen returning: Go's handler switches
- * stacks) is over.
+ * stacks) is over. A segment that no trap began returns into a trampoline
+ * only when the delivery went unseen (missed_delivery).
  */
 int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_block **nbp)
 {
@@ -356,7 +395,10 @@ int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_b
 	recon_touch(r, base ? base - 1 : 0);
 	/* An empty segment (a return right above its marker: only in corrupt
 	 * input) has no handler frame to name. */
-	if (base == 0 || base >= s->n || s->v[base - 1].marker == IDS_MARK_ROOT || (*nbp)->kernel)
+	if (base >= s->n || (*nbp)->kernel)
+		return 0;
+	int trapped = base > 0 && s->v[base - 1].marker != IDS_MARK_ROOT;
+	if (!trapped && !missed_delivery(r, h, *nbp))
 		return 0;
 	map_vdso(r, h, nbp);
 	struct code_block *nb = *nbp;
@@ -364,6 +406,10 @@ int recon_sigreturn_enter(struct recon *r, struct tracker_hart *h, struct code_b
 	    nb->func == FRAME_NONE ? !nb->map : recon_fn_kind(r, nb->func) == RECON_FN_SIGRETURN;
 	if (!tramp)
 		return 0;
+	if (!trapped) {
+		as_delivered(r, h);
+		base = stack_segment_base(s);
+	}
 	uint64_t handler = r->run.frames.v[s->v[base].frame].addr;
 	if (recon_fn_kind(r, s->v[base].frame) == RECON_FN_PLAIN)
 		r->fkind[s->v[base].frame] = RECON_FN_SIG_HANDLER;

@@ -281,6 +281,29 @@ static const struct row rows[] = {
      .returns_above = 1,
      .traps = 2,
      .trap_returns = 2},
+    {"a signal right after a return, before its target ran: the first delivery",
+     {{"main", 8, 0},
+      {"g", 0, 0},
+      {"f", 0, 0},
+      {"f", 4, 0},
+      {"handler", 0, 0},
+      {"handler", 4, 0},
+      {NULL, TRAMP, LI_A7_139},
+      {NULL, TRAMP + 4, ECALL},
+      {"g", 4, 0},
+      {"main", 12, 0}},
+     NULL,
+     /* no handler learned yet: f's ret "lands" on handler's entry, taken
+      * for a tail call into it (3.3 rule 6); handler's ret into the
+      * trampoline (li a7, 139) shows the signal, and its frame becomes a
+      * trap's from there on: rt_sigreturn lands at g+4 as the trap's
+      * return (3.5). The handler's own instructions stay under g. */
+     {"main 2", "main;g 2", "main;g;[trap];[sigreturn] 2", "main;g;f 2", "main;g;handler 2"},
+     .calls = 2,
+     .returns = 2,
+     .tail_calls = 1, /* counted when f's ret landed, before the trampoline told */
+     .traps = 1,
+     .trap_returns = 1},
     {"a signal in a full-system trace: delivered at a system call's return, restarted",
      {{"sigmain", 0, 0},	   {"sigmain", 4, 0},		{"handle_exception", 0, 0},
       {"handle_exception", 20, 0}, {"signal_setup_done", 0, 0}, {"handle_exception", 24, 0},
