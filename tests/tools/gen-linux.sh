@@ -284,7 +284,7 @@ sh "$src/tests/tools/gen-programs.sh" --plugin "$1" || status=1
 # for; -seed: QEMU's random numbers (the device tree's rng-seed, which Linux
 # uses) are the same every run. On more harts, see the header.
 boot() {
-	v=$out/$1
+	v=$out/$1 harts=$2
 	if ! newer "$v/boot.hist" "$v/Image" "$PLUGIN" "$0" && [ -e "$v/boot.oobt" ] &&
 		[ -e "$v/console.log" ]; then
 		return 0
@@ -308,9 +308,9 @@ boot() {
 		# second for each secondary hart, and on a loaded host one may not
 		# come up in time ("CPU1: failed to come online", one CI run):
 		# that boot ran on one hart only. Boot again.
-		{ [ "$2" -eq 1 ] || grep -q "smp: Brought up 1 node, $2 CPUs" "$v/console.tmp"; } && break
+		{ [ "$harts" -eq 1 ] || grep -q "smp: Brought up 1 node, $harts CPUs" "$v/console.tmp"; } && break
 		if [ $tries -ge 3 ]; then
-			fail "$(basename "$v"): not all $2 harts came online in $tries boots (see $v/console.tmp)"
+			fail "$(basename "$v"): not all $harts harts came online in $tries boots (see $v/console.tmp)"
 			return 1
 		fi
 		echo "gen-linux: $(basename "$v"): $(grep -m 1 'failed to come online' "$v/console.tmp" ||
