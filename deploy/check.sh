@@ -19,5 +19,5 @@ mkdir -p "$build"
 cd "$build"
 [ -f Makefile ] || "$top/configure" -q --enable-asan --enable-ubsan
 make -j"$(nproc)"
-make -s check
+make -s -j"$(nproc)" check
 make -s check-load
