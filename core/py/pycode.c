@@ -125,7 +125,8 @@ int pycode_load(const char *path, struct pycode **out, struct oob_err *err)
 			}
 			continue;
 		}
-		if (sscanf(buf, "op %u %u %u", &x, &y, &z) == 3 && x < 256 && y < 256 && z <= 2) {
+		if (sscanf(buf, "op %u %u %u", &x, &y, &z) == 3 && x < 256 && y < 256 &&
+		    z <= PYCODE_THREE) {
 			m->deopt[x] = (uint16_t)y;
 			m->kind[x] = (uint8_t)z;
 		} else if (sscanf(buf, "code %1023s %2047s %u %u", a, b, &x, &y) == 4 &&

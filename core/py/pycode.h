@@ -20,6 +20,8 @@ enum pycode_kind {
 	PYCODE_ONE = 0, /* one instruction */
 	PYCODE_TWO,	/* may also run the next one without a dispatch */
 	PYCODE_AGAIN,	/* may dispatch the same instruction again (adaptive) */
+	PYCODE_THREE,	/* may also run the next two (PRECALL_NO_KW_LIST_APPEND
+			   skips its CALL and the POP_TOP after it) */
 };
 
 struct pycode_insn {

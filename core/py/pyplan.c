@@ -45,10 +45,11 @@ struct act {
 	uint32_t parent; /* activation below (the caller), or PYPLAN_NONE */
 	uint8_t entry;	 /* started by a call of the eval function (not inlined) */
 	uint8_t throw_in;
-	uint8_t resumed;  /* every surviving pair started after a yield */
-	uint8_t created;  /* ended by RETURN_GENERATOR */
-	uint8_t finished; /* ended by RETURN_VALUE or an exception (not by a yield) */
-	uint32_t *codes;  /* the candidates when it ended (or the run did) */
+	uint8_t resumed;	/* every surviving pair started after a yield */
+	uint8_t created;	/* ended by RETURN_GENERATOR */
+	uint8_t finished;	/* ended by RETURN_VALUE or an exception (not by a yield) */
+	uint32_t outer_pending; /* an entry's: the caller's inline frames still to pop */
+	uint32_t *codes;	/* the candidates when it ended (or the run did) */
 	uint32_t ncodes;
 	uint32_t snap[SNAP_MAX][2]; /* the parent's (code, instruction) pairs at the call */
 	uint32_t nsnap;
@@ -169,7 +170,15 @@ static struct frame *frame_push(struct pyfollow *f, int entry)
 		memset(f->stk + f->cap, 0, (cap - f->cap) * sizeof(*f->stk));
 		f->cap = (uint32_t)cap;
 	}
-	act_new(f, entry);
+	struct act *a = act_new(f, entry);
+	if (entry) {
+		/* A C function called back into Python (a finalizer run by the
+		 * RETURN_VALUE that freed the caller's locals): the inline frames
+		 * ended before it are popped at the caller's next dispatch, after
+		 * this eval call returns, not at this frame's first. */
+		a->outer_pending = f->pending;
+		f->pending = 0;
+	}
 	struct frame *fr = &f->stk[f->n++];
 	fr->act = (uint32_t)(f->nacts - 1);
 	fr->n = 0;
@@ -257,8 +266,8 @@ static void end(struct pyfollow *f, int finished, int created)
 		if (j == a->ncodes)
 			a->codes[a->ncodes++] = fr->c[k].code;
 	}
-	if (a->entry)
-		f->pending = 0; /* the eval function returns: its frames go with it */
+	if (a->entry) /* the eval function returns: its frames go with it */
+		f->pending = a->outer_pending;
 	else if (fr->pushed)
 		f->pending++;
 }
@@ -268,15 +277,25 @@ static int matches(const struct pycode *m, uint8_t q, uint16_t op)
 	return m->deopt[q] == op;
 }
 
-static void step(struct pyfollow *f, struct frame *fr, const struct cand *c, uint32_t t,
-		 const uint8_t *q, uint8_t nq)
+/* The pairs that dispatch t of c's code object may be, and, when the one
+ * before ran `more` instructions past its own without a dispatch, those
+ * after t. */
+static void step(struct pyfollow *f, const struct cand *c, uint32_t t, const uint8_t *q, uint8_t nq,
+		 int more)
 {
 	const struct pycode_obj *o = &f->map->v[c->code];
 	for (uint8_t j = 0; j < nq; j++)
 		if (matches(f->map, q[j], o->in[t].op))
 			tmp_push(
 			    f, (struct cand){c->code, t, C_AFTER, f->map->kind[q[j]], c->resumed});
-	(void)fr;
+	for (uint16_t s = 0; more > 0 && s < o->in[t].nsucc; s++)
+		step(f, c, o->in[t].succ[s], q, nq, more - 1);
+}
+
+/* How many instructions a dispatch of that kind may run past its own. */
+static int extra(uint8_t kind)
+{
+	return kind == PYCODE_THREE ? 2 : kind == PYCODE_TWO;
 }
 
 /* Exception unwinding in the top frame: each pair goes to its handler, or
@@ -323,18 +342,13 @@ static void dispatch(struct pyfollow *f, uint64_t seq, uint32_t li)
 		struct cand c = fr->c[k];
 		const struct pycode_obj *o = &f->map->v[c.code];
 		if (c.mode == C_EXACT) {
-			step(f, fr, &c, c.k, q, nq);
+			step(f, &c, c.k, q, nq, 0);
 		} else if (c.mode == C_AFTER) {
 			const struct pycode_insn *in = &o->in[c.k];
 			if (c.kind == PYCODE_AGAIN)
-				step(f, fr, &c, c.k, q, nq);
-			for (uint16_t s = 0; s < in->nsucc; s++) {
-				uint32_t t = in->succ[s];
-				step(f, fr, &c, t, q, nq);
-				if (c.kind == PYCODE_TWO)
-					for (uint16_t s2 = 0; s2 < o->in[t].nsucc; s2++)
-						step(f, fr, &c, o->in[t].succ[s2], q, nq);
-			}
+				step(f, &c, c.k, q, nq, 0);
+			for (uint16_t s = 0; s < in->nsucc; s++)
+				step(f, &c, in->succ[s], q, nq, extra(c.kind));
 		}
 	}
 	take_tmp(fr, f);

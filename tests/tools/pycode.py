@@ -12,8 +12,11 @@ shows. Text, one record a line:
   op Q D K            quickened opcode Q (a label of opcode_targets) stands
                       for base opcode D; K: 0 one instruction, 1 may also
                       run the next one without a dispatch (superinstructions,
-                      COMPARE_OP_*_JUMP, PRECALL_* that call), 2 may dispatch
-                      the same instruction again (the *_ADAPTIVE forms)
+                      COMPARE_OP_*_JUMP, PRECALL_* that call,
+                      BINARY_OP_INPLACE_ADD_UNICODE: it does the STORE_FAST),
+                      2 may dispatch the same instruction again (the
+                      *_ADAPTIVE forms), 3 may also run the next two
+                      (PRECALL_NO_KW_LIST_APPEND: its CALL and POP_TOP)
   code QUALNAME FILE LINE N   a code object and its N instructions
   i OFF OP SUCC,...   one instruction: offset in code units, base opcode,
                       where control goes after it (code-unit offsets; "-"
@@ -53,6 +56,10 @@ def kinds():
                                                                    "PRECALL_PYFUNC",
                                                                    "PRECALL_BOUND_METHOD")):
                 k = 1
+            if name == "BINARY_OP_INPLACE_ADD_UNICODE":
+                k = 1
+            if name == "PRECALL_NO_KW_LIST_APPEND":
+                k = 3
             out.append((q, d, k))
     seen = {q for q, _, _ in out}
     for name, d in opcode.opmap.items():

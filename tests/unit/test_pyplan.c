@@ -2,7 +2,8 @@
  * written here and made-up label addresses, each case's plan derived by hand
  * from the rules: frame starts and ends at the right dispatches, code
  * objects decided by their opcodes, by the caller's call site, by where
- * an exception leaves; code the map lacks; bad maps refused. The real
+ * an exception leaves; a finalizer's frame inside a return; an instruction
+ * that runs three; code the map lacks; bad maps refused. The real
  * interpreter and pyprog.py are test_python.sh's. */
 #include <errno.h>
 #include <stdio.h>
@@ -163,6 +164,53 @@ static void raise_through_caller(void)
 	pycode_free(m);
 }
 
+/* f returns to main, and freeing its locals runs a finalizer: an eval call
+ * (a frame of f's or g's opcodes) inside f's RETURN_VALUE. f is popped at
+ * main's next dispatch, after the finalizer's frame, not at the
+ * finalizer's first dispatch. */
+static void finalizer_in_return(void)
+{
+	struct pyeval ev = eval_places();
+	struct pycode *m = load(MAP);
+	CHECK(m);
+	const uint64_t pc[] = {LO,    START, D(151), D(116), D(166), D(171), START, D(151), D(100),
+			       D(83), LO,    START,  D(151), D(100), D(83),  D(1),  D(116)};
+	struct pyplan *p = follow(&ev, m, pc, sizeof(pc) / sizeof(pc[0]));
+	CHECK_EQ(p->nev, 4);
+	const uint64_t seq[] = {2, 7, 12, 15};
+	const uint32_t pop[] = {0, 0, 0, 1};
+	for (size_t e = 0; e < 4 && e < p->nev; e++) {
+		CHECK_EQ(p->ev[e].seq, seq[e]);
+		CHECK_EQ(p->ev[e].npop, pop[e]);
+	}
+	if (p->nev == 4)
+		CHECK_STR(name_at(p, 1), "py:f (a.py:1)");
+	pyplan_free(p);
+	pycode_free(m);
+}
+
+/* names.append(x) specialized: PRECALL_NO_KW_LIST_APPEND (here quickened
+ * opcode 200, kind 3) runs the PRECALL, its CALL and the POP_TOP after it
+ * with one dispatch; the frame's next dispatch is the LOAD_CONST. */
+static void list_append_runs_three(void)
+{
+	struct pyeval ev = eval_places();
+	struct pycode *m = load("pycode 1\nop 200 166 3\n"
+				"code app a.py 1 9\n"
+				"i 0 151 1\ni 1 124 2\ni 2 160 3\ni 3 124 4\ni 4 166 5\n"
+				"i 5 171 6\ni 6 1 7\ni 7 100 8\ni 8 83 -\n");
+	CHECK(m);
+	const uint64_t pc[] = {LO, START, D(151), D(124), D(160), D(124), D(200), D(100), D(83)};
+	struct pyplan *p = follow(&ev, m, pc, sizeof(pc) / sizeof(pc[0]));
+	CHECK_EQ(p->nev, 1);
+	if (p->nev == 1)
+		CHECK_STR(name_at(p, 0), "py:app (a.py:1)");
+	CHECK_EQ(p->st.by_opcodes, 1);
+	CHECK_EQ(p->st.unknown, 0);
+	pyplan_free(p);
+	pycode_free(m);
+}
+
 /* A frame of code the map lacks: py:?, counted. Dispatches outside any
  * frame (before the trace's first frame start) plan nothing. */
 static void unknown_code(void)
@@ -217,6 +265,8 @@ int main(void)
 	RUN(same_opcodes_ambiguous);
 	RUN(raise_handled);
 	RUN(raise_through_caller);
+	RUN(finalizer_in_return);
+	RUN(list_append_runs_three);
 	RUN(unknown_code);
 	RUN(bad_maps);
 	return OOBTEST_END();
