@@ -17,6 +17,9 @@
 #                       (OUTDIR/progs/oobtrace.so, gen-programs.sh --plugin)
 #   pyprog.hist         "0x<pc> <count>", counted inside QEMU: ground truth
 #   pyprog.out          its stdout: "pycalls <function> <n>" lines
+#   pychain.*           the same for tests/fixtures/python/pychain.py, whose
+#                       stdout is the interpreter's own frame chain at each
+#                       probe ("chain ..." lines)
 #
 # The build takes minutes, so it is cached outside OUTDIR, as the kernel is
 # (gen-linux.sh), in ${OOB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/oobprof}/
@@ -257,4 +260,5 @@ trace() {
 }
 fixpy=$src/tests/fixtures/python
 trace pyprog
+trace pychain
 exit "$status"
