@@ -38,6 +38,7 @@ enum { C_EXACT, C_AFTER, C_GONE };
 struct cand {
 	uint32_t code, k;   /* code object, instruction */
 	uint8_t mode, kind; /* C_*; AFTER: the pycode_kind of the dispatch that ran k */
+	uint8_t again;	    /* AFTER: k may be dispatched again (see step) */
 	uint8_t resumed;    /* started after a yield, not at the first instruction */
 };
 
@@ -108,7 +109,9 @@ static int cand_cmp(const void *pa, const void *pb)
 		return a->k < b->k ? -1 : 1;
 	if (a->mode != b->mode)
 		return a->mode < b->mode ? -1 : 1;
-	return a->kind < b->kind ? -1 : a->kind > b->kind;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	return a->again < b->again ? -1 : a->again > b->again;
 }
 
 /* tmp without its duplicates (two pairs that lead to the same place): a
@@ -194,14 +197,21 @@ static void starts(struct pyfollow *f, int thrown, struct cand **out, uint32_t *
 	for (uint32_t c = 0; c < f->map->n; c++) {
 		const struct pycode_obj *o = &f->map->v[c];
 		if (!thrown)
-			tmp_push(f, (struct cand){c, 0, C_EXACT, 0, 0});
+			tmp_push(f, (struct cand){.code = c, .mode = C_EXACT});
 		for (uint32_t k = 0; k < o->nin; k++) {
 			uint16_t op = o->in[k].op;
 			if (thrown && op == OP_YIELD_VALUE)
-				tmp_push(f, (struct cand){c, k, C_AFTER, PYCODE_ONE, 1});
+				tmp_push(f, (struct cand){.code = c,
+							  .k = k,
+							  .mode = C_AFTER,
+							  .kind = PYCODE_ONE,
+							  .resumed = 1});
 			else if (!thrown && (op == OP_YIELD_VALUE || op == OP_RETURN_GENERATOR) &&
 				 o->in[k].nsucc)
-				tmp_push(f, (struct cand){c, o->in[k].succ[0], C_EXACT, 0, 1});
+				tmp_push(f, (struct cand){.code = c,
+							  .k = o->in[k].succ[0],
+							  .mode = C_EXACT,
+							  .resumed = 1});
 		}
 	}
 	*n = f->ntmp;
@@ -279,15 +289,24 @@ static int matches(const struct pycode *m, uint8_t q, uint16_t op)
 
 /* The pairs that dispatch t of c's code object may be, and, when the one
  * before ran `more` instructions past its own without a dispatch, those
- * after t. */
+ * after t. A dispatch may come back to its instruction: an adaptive form
+ * once it has specialized, and a specialized form that misses (its DEOPT_IF
+ * re-dispatches the instruction as the base opcode). */
 static void step(struct pyfollow *f, const struct cand *c, uint32_t t, const uint8_t *q, uint8_t nq,
 		 int more)
 {
 	const struct pycode_obj *o = &f->map->v[c->code];
 	for (uint8_t j = 0; j < nq; j++)
-		if (matches(f->map, q[j], o->in[t].op))
-			tmp_push(
-			    f, (struct cand){c->code, t, C_AFTER, f->map->kind[q[j]], c->resumed});
+		if (matches(f->map, q[j], o->in[t].op)) {
+			uint8_t kind = f->map->kind[q[j]];
+			uint8_t again = kind == PYCODE_AGAIN || f->map->deopt[q[j]] != q[j];
+			tmp_push(f, (struct cand){.code = c->code,
+						  .k = t,
+						  .mode = C_AFTER,
+						  .kind = kind,
+						  .again = again,
+						  .resumed = c->resumed});
+		}
 	for (uint16_t s = 0; more > 0 && s < o->in[t].nsucc; s++)
 		step(f, c, o->in[t].succ[s], q, nq, more - 1);
 }
@@ -313,8 +332,12 @@ static void unwind(struct pyfollow *f)
 		if (c.mode == C_GONE)
 			continue;
 		uint32_t h = pycode_handler(&f->map->v[c.code], c.k);
-		tmp_push(f, h == PYCODE_NONE ? (struct cand){c.code, c.k, C_GONE, 0, c.resumed}
-					     : (struct cand){c.code, h, C_EXACT, 0, c.resumed});
+		struct cand to = {.code = c.code, .k = h, .mode = C_EXACT, .resumed = c.resumed};
+		if (h == PYCODE_NONE) {
+			to.k = c.k;
+			to.mode = C_GONE;
+		}
+		tmp_push(f, to);
 	}
 	take_tmp(fr, f);
 }
@@ -345,7 +368,7 @@ static void dispatch(struct pyfollow *f, uint64_t seq, uint32_t li)
 			step(f, &c, c.k, q, nq, 0);
 		} else if (c.mode == C_AFTER) {
 			const struct pycode_insn *in = &o->in[c.k];
-			if (c.kind == PYCODE_AGAIN)
+			if (c.again)
 				step(f, &c, c.k, q, nq, 0);
 			for (uint16_t s = 0; s < in->nsucc; s++)
 				step(f, &c, in->succ[s], q, nq, extra(c.kind));

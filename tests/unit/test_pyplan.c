@@ -3,7 +3,7 @@
  * from the rules: frame starts and ends at the right dispatches, code
  * objects decided by their opcodes, by the caller's call site, by where
  * an exception leaves; a finalizer's frame inside a return; an instruction
- * that runs three; code the map lacks; bad maps refused. The real
+ * that runs three; a specialized form's miss; code the map lacks; bad maps refused. The real
  * interpreter and pyprog.py are test_python.sh's. */
 #include <errno.h>
 #include <stdio.h>
@@ -211,6 +211,27 @@ static void list_append_runs_three(void)
 	pycode_free(m);
 }
 
+/* A specialized form that misses (here PRECALL's quickened form 201):
+ * DEOPT_IF re-dispatches the same instruction as its base opcode. */
+static void miss_dispatches_base(void)
+{
+	struct pyeval ev = eval_places();
+	struct pycode *m = load("pycode 1\nop 201 166 0\n"
+				"code m a.py 1 7\n"
+				"i 0 151 1\ni 1 100 2\ni 2 166 3\ni 3 171 4\ni 4 1 5\n"
+				"i 5 100 6\ni 6 83 -\n");
+	CHECK(m);
+	const uint64_t pc[] = {LO,     START,  D(151), D(100), D(201),
+			       D(166), D(171), D(1),   D(100), D(83)};
+	struct pyplan *p = follow(&ev, m, pc, sizeof(pc) / sizeof(pc[0]));
+	CHECK_EQ(p->nev, 1);
+	if (p->nev == 1)
+		CHECK_STR(name_at(p, 0), "py:m (a.py:1)");
+	CHECK_EQ(p->st.unknown, 0);
+	pyplan_free(p);
+	pycode_free(m);
+}
+
 /* A frame of code the map lacks: py:?, counted. Dispatches outside any
  * frame (before the trace's first frame start) plan nothing. */
 static void unknown_code(void)
@@ -267,6 +288,7 @@ int main(void)
 	RUN(raise_through_caller);
 	RUN(finalizer_in_return);
 	RUN(list_append_runs_three);
+	RUN(miss_dispatches_base);
 	RUN(unknown_code);
 	RUN(bad_maps);
 	return OOBTEST_END();
