@@ -128,6 +128,7 @@ function uploadForm(onJob) {
   const bases = el('div', { id: 'up-bases' });
   const goIn = el('input', { type: 'file', id: 'up-go', name: 'go_trace' });
   const eventsIn = el('input', { type: 'file', id: 'up-events', name: 'events' });
+  const pyIn = el('input', { type: 'file', id: 'up-pycode', name: 'pycode' });
   const [opts, readOpts] = optionFields('up');
   const open = el('input', { type: 'checkbox', id: 'up-open', checked: true });
   const submit = el('button', { type: 'submit', id: 'up-submit', class: 'primary' }, 'Upload and start job');
@@ -164,7 +165,7 @@ function uploadForm(onJob) {
       return;
     }
     submit.disabled = true;
-    const files = [trace, ...binsIn.files, ...goIn.files, ...eventsIn.files];
+    const files = [trace, ...binsIn.files, ...goIn.files, ...eventsIn.files, ...pyIn.files];
     let done = 0;
     const bar = progressBar(0, 'upload progress');
     const what = el('span', {}, '');
@@ -196,6 +197,7 @@ function uploadForm(onJob) {
       const spec = { trace: t.id, binaries, options: o };
       if (goIn.files[0]) spec.go_trace = (await put(goIn.files[0], 'traces', '&format=gotrace')).id;
       if (eventsIn.files[0]) spec.events = (await put(eventsIn.files[0], 'traces', '&format=events')).id;
+      if (pyIn.files[0]) spec.pycode = (await put(pyIn.files[0], 'traces', '&format=pycode')).id;
       bar.value = 1;
       what.textContent = 'starting the job';
       const job = await postJSON('/api/v1/jobs', spec);
@@ -216,12 +218,14 @@ function uploadForm(onJob) {
     el('p', { class: 'muted' }, 'A trace (TracerV, Spike, QEMU, oobt; LZ4 accepted, not xz/zstd/gzip) and ' +
       'the ELF files it ran (program, libraries, vmlinux), each at its link address unless given a base ' +
       '(@BASE: where a PIE or a library was loaded). Optional: the Go execution trace of the same run, ' +
-      'and a task-event log.'),
+      'a task-event log, and the code map of a CPython 3.11 program (tests/tools/pycode.py) for its ' +
+      'py: frames.'),
     el('div', { class: 'fields' },
       el('label', { for: 'up-trace' }, 'Trace'), traceIn,
       el('label', { for: 'up-bins' }, 'Binaries'), el('div', {}, binsIn, bases),
       el('label', { for: 'up-go' }, 'Go trace'), goIn,
       el('label', { for: 'up-events' }, 'Task events'), eventsIn,
+      el('label', { for: 'up-pycode' }, 'Python code map'), pyIn,
       opts,
       el('label', { for: 'up-open' }, 'Open the job when it finishes'), open),
     submit, status);
@@ -261,7 +265,8 @@ function rerunForm(job, traces, bins, onJob, onClose) {
   return el('form', { id: 'rerun-form', class: 'card', 'data-job': job.id, onsubmit: send },
     el('h2', {}, `Re-run job ${job.id}`),
     el('p', { class: 'muted' }, 'On the same uploads: trace ', ids.map((t) => `${(traces.get(t) || {}).name || ''} (${t})`).join(', '),
-      spec.go_trace ? `, Go trace ${spec.go_trace}` : '', spec.events ? `, events ${spec.events}` : '', '.'),
+      spec.go_trace ? `, Go trace ${spec.go_trace}` : '', spec.events ? `, events ${spec.events}` : '',
+      spec.pycode ? `, Python code map ${spec.pycode}` : '', '.'),
     el('div', { class: 'fields' }, el('span', {}, 'Binaries'), el('div', {}, binRows), opts),
     submit, ' ', el('button', { type: 'button', onclick: onClose }, 'Close'), status);
 }
@@ -322,14 +327,14 @@ function jobRow(j, traces, refresh, rerun) {
     el('td', {}, j.state === 'done' ? el('a', { href: `#/jobs/${j.id}`, class: 'button' }, 'Open') : '', ' ', again, ' ', del));
 }
 
-// How many jobs use each trace (as trace, Go trace or events) and each
+// How many jobs use each trace (as trace, Go trace, events or code map) and each
 // binary: an upload no job uses is marked, so that a left-over is seen.
 function usesOf(jobs) {
   const u = { traces: new Map(), binaries: new Map() };
   const add = (m, id) => { if (id !== undefined && id !== null) m.set(id, (m.get(id) || 0) + 1); };
   for (const j of jobs) {
     const s = j.spec || {};
-    const ts = new Set([...(s.traces || [s.trace ?? j.trace]), s.go_trace, s.events]);
+    const ts = new Set([...(s.traces || [s.trace ?? j.trace]), s.go_trace, s.events, s.pycode]);
     for (const t of ts) add(u.traces, t);
     for (const b of new Set((s.binaries || []).map((x) => (typeof x === 'object' ? x.id : x)))) add(u.binaries, b);
   }

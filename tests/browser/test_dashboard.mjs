@@ -14,7 +14,10 @@
 //   attempt stored is deleted again; duplicates of earlier uploads stay),
 //   and an upload no job uses is marked in the lists;
 // - traces and binaries are deleted from the page (with the finished jobs
-//   using them, after a second question).
+//   using them, after a second question);
+// - a Python code map chosen in the form is uploaded as format pycode and
+//   named in the job's spec; the job's folded stacks, with py: frames, are
+//   `oobprof fold --pycode`'s on the same files.
 // Screenshots: tests/out/screenshots/dashboard-*.png.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -269,6 +272,37 @@ async function main() {
       const bins = (await api(srv.url, 'GET', '/api/v1/binaries')).binaries;
       check(bins.length === 0, `${bins.length} binaries left`);
       return `trace ${job.trace}, binary ${bid}; ${traces.length} traces left`;
+    });
+    const py = path.join(GEN, 'python');
+    const [ptrace, pbin] = [path.join(py, 'pychain.oobt'), path.join(py, 'bin/python3.11')];
+    const noPy = missing(ptrace, pbin);
+    if (noPy) R.skip('a Python code map reaches the spec as pycode', `${noPy} (gen-python)`);
+    else await R.run('a Python code map reaches the spec as pycode; the job has py: frames', async () => {
+      const map = path.join(OUT, 'browser_dashboard', 'pychain.pymap');
+      const m = spawnSync('sh', ['-c', `sh "${SRC}/tests/tools/pymap.sh" "${py}" /usr/bin/python3.11 pychain > "${map}"`]);
+      check(m.status === 0, `pymap.sh: ${m.stderr}`);
+      const cli = spawnSync(path.join(BUILD, 'oobprof'), ['fold', '--elf', pbin, '--pycode', map, ptrace],
+        { maxBuffer: 1 << 28 });
+      check(cli.status === 0, `oobprof fold: ${cli.stderr}`);
+      await page.goto(`${srv.url}/#/`);
+      await page.waitForSelector('#upload-form');
+      await page.setInputFiles('#up-trace', ptrace);
+      await page.setInputFiles('#up-bins', pbin);
+      await page.setInputFiles('#up-pycode', map);
+      await page.check('#up-open');
+      await page.click('#up-submit');
+      await page.waitForFunction(() => /^#\/jobs\/\d+$/.test(location.hash), null, { timeout: 300000 });
+      const id = Number((await page.evaluate(() => location.hash)).split('/').pop());
+      const j = await api(srv.url, 'GET', `/api/v1/jobs/${id}`);
+      check(j.state === 'done', `job ${id} ${j.state}`);
+      const up = await api(srv.url, 'GET', `/api/v1/traces/${j.spec.pycode}`);
+      check(up.format === 'pycode' && up.name === 'pychain.pymap', `pycode upload ${up.name} ${up.format}`);
+      const folded = Buffer.from(await (await fetch(`${srv.url}/api/v1/jobs/${id}/folded`)).arrayBuffer());
+      check(folded.equals(cli.stdout), `folded: ${folded.length} bytes, oobprof fold --pycode ${cli.stdout.length}`);
+      const pyLines = folded.toString().split('\n').filter((l) => l.includes(';py:')).length;
+      check(pyLines > 0, 'no py: frame');
+      await page.waitForSelector('#flame svg g.frame', { timeout: 60000 });
+      return `job ${id}: pycode ${j.spec.pycode}; ${pyLines} folded stacks with py: frames = the CLI's`;
     });
     await checkClean(R, br, errors);
   } finally {
