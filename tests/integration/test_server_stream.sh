@@ -39,14 +39,22 @@ find_stream() {
 
 size=$(wc -c <"$TRACE" | tr -d ' ')
 third=$((size / 3))
-# The feeder: a third, a pause, a third, a pause, the rest.
-{
-	head -c "$third" "$TRACE"
-	sleep 3 # long enough for the checks below on a slow machine
-	tail -c +"$((third + 1))" "$TRACE" | head -c "$third"
-	sleep 3
-	tail -c +"$((2 * third + 1))" "$TRACE"
-} | curl -s -T - "$SRV_URL/api/v1/traces?name=live&stream=1" >"$W/stream-resp.json" &
+# feed_held NAME FLAG: streams the trace as NAME, its first third, then the
+# rest once the test creates FLAG (at most 60 s later): a pause as long as
+# the checks need, however loaded the machine.
+feed_held() {
+	rm -f "$2"
+	{
+		head -c "$third" "$TRACE"
+		i=0
+		while [ ! -e "$2" ] && [ $i -lt 600 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		tail -c +"$((third + 1))" "$TRACE"
+	} | curl -s -T - "$SRV_URL/api/v1/traces?name=$1&stream=1"
+}
+feed_held live "$W/go1" >"$W/stream-resp.json" &
 feeder=$!
 ID=$(find_stream live) || {
 	fail "stream registered at once" "no trace named live appeared"
@@ -74,6 +82,7 @@ if [ "$st" = 409 ] || { [ "$st" = 200 ] && [ "$has" = True ]; }; then
 else
 	fail "early result" "status $st, partial $has"
 fi
+touch "$W/go1"
 wait $feeder
 st_final=$(jq_py "$W/stream-resp.json" 'j.get("state"), j.get("size"), j.get("sha256")')
 [ "$st_final" = "('ready', $size, '$(sha256sum "$TRACE" | cut -d' ' -f1)')" ] &&
@@ -121,16 +130,7 @@ fi
 # Cancelling: a job that follows an open stream stops at once (DELETE ->
 # 202, then "cancelled"); a queued job behind busy workers is cancelled
 # without running (DELETE -> 200); a finished one is deleted.
-rm -f "$W/go2"
-{
-	head -c "$third" "$TRACE"
-	i=0
-	while [ ! -e "$W/go2" ] && [ $i -lt 300 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	tail -c +"$((third + 1))" "$TRACE"
-} | curl -s -T - "$SRV_URL/api/v1/traces?name=held&stream=1" >/dev/null &
+feed_held held "$W/go2" >/dev/null &
 feeder=$!
 HID=$(find_stream held)
 for k in 1 2 3; do
