@@ -95,6 +95,14 @@ struct shart {
 	uint64_t t;
 };
 
+/* A running step of the path, in the order (task, hart, from): one task's
+ * running intervals on one hart are disjoint, so `to` grows with `from`. */
+struct runstep {
+	uint32_t task, hart;
+	uint64_t from, to;
+	size_t i; /* in the path */
+};
+
 struct sreplay {
 	const struct profile *p;
 	int cycles;
@@ -102,24 +110,58 @@ struct sreplay {
 	uint64_t lo, hi;	 /* the path's extent: spans outside it are skipped */
 	struct oob_map child;	 /* parent << 32 | frame -> node */
 	struct oob_map *weights; /* per step: node -> weight */
+	struct runstep *run;
+	size_t nrun;
 	struct shart *hs;
 	size_t nhs;
 };
 
+static int runstep_cmp(const void *pa, const void *pb)
+{
+	const struct runstep *a = pa, *b = pb;
+	if (a->task != b->task)
+		return a->task < b->task ? -1 : 1;
+	if (a->hart != b->hart)
+		return a->hart < b->hart ? -1 : 1;
+	return (a->from > b->from) - (a->from < b->from);
+}
+
+static void runsteps(struct sreplay *x)
+{
+	x->run = oob_xmalloc((x->pth->n ? x->pth->n : 1) * sizeof(*x->run));
+	for (size_t i = 0; i < x->pth->n; i++) {
+		const struct waits_step *s = &x->pth->v[i];
+		if (s->kind == WAITS_RUNNING)
+			x->run[x->nrun++] = (struct runstep){s->task, s->hart, s->from, s->to, i};
+	}
+	qsort(x->run, x->nrun, sizeof(*x->run), runstep_cmp);
+}
+
 /* The weight of the span [t0, t1) on hart, top node nd, to the running steps
- * of its task on that hart that overlap it. */
+ * of its task on that hart that overlap it: found by a binary search, as a
+ * long path has thousands of steps and the replay millions of spans. */
 static void credit(struct sreplay *x, unsigned hart, uint32_t task, uint32_t nd, uint64_t t0,
 		   uint64_t t1)
 {
 	if (t1 <= x->lo || t0 >= x->hi)
 		return;
-	for (size_t i = 0; i < x->pth->n; i++) {
-		const struct waits_step *s = &x->pth->v[i];
-		if (s->kind != WAITS_RUNNING || s->task != task || s->hart != hart)
-			continue;
-		uint64_t a = t0 > s->from ? t0 : s->from, b = t1 < s->to ? t1 : s->to;
+	size_t lo = 0, hi = x->nrun;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct runstep *k = &x->run[mid];
+		if (k->task < task ||
+		    (k->task == task && (k->hart < hart || (k->hart == hart && k->to <= t0))))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < x->nrun; lo++) {
+		const struct runstep *k = &x->run[lo];
+		if (k->task != task || k->hart != hart || k->from >= t1)
+			break;
+		uint64_t a = t0 > k->from ? t0 : k->from, b = t1 < k->to ? t1 : k->to;
 		if (b > a)
-			*oob_map_put(&x->weights[i], nd, NULL) += b - a;
+			*oob_map_put(&x->weights[k->i], nd, NULL) += b - a;
 	}
 }
 
@@ -231,6 +273,7 @@ int waits_path_json(struct evlog *log, const struct waits *w, const struct profi
 		const struct profile_node *nd = profile_node(p, (uint32_t)i);
 		*oob_map_put(&x.child, (uint64_t)nd->parent << 32 | nd->frame, NULL) = i;
 	}
+	runsteps(&x);
 	x.weights = oob_xcalloc(pth.n ? pth.n : 1, sizeof(*x.weights));
 	for (size_t i = 0; i < pth.n; i++)
 		oob_map_init(&x.weights[i], 16);
@@ -253,6 +296,7 @@ int waits_path_json(struct evlog *log, const struct waits *w, const struct profi
 		free(x.hs[i].nodes);
 	free(x.hs);
 	free(x.weights);
+	free(x.run);
 	oob_map_destroy(&x.child);
 	waits_path_free(&pth);
 	if (rc < 0) {
