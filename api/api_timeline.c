@@ -321,46 +321,103 @@ static int offcpu_view(struct http_req *r, int *fmt, struct oob_err *e)
 	return 0;
 }
 
-/* folded: the text of profile_write_folded, in memory. */
-static void respond_folded(struct http_req *r, const struct profile *o)
+/* folded: the text of profile_write_folded, in memory (malloc'd). */
+static char *folded_text(const struct profile *o, size_t *len)
 {
 	char *buf = NULL;
-	size_t n = 0;
-	FILE *f = open_memstream(&buf, &n);
-	if (!f || profile_write_folded(o, f, PROFILE_INSNS, 0) < 0 || fclose(f) != 0) {
-		http_respond_error(r, 500, "internal", "cannot write the folded stacks");
+	FILE *f = open_memstream(&buf, len);
+	if (!f)
+		return NULL;
+	if (profile_write_folded(o, f, PROFILE_INSNS, 0) < 0) {
+		fclose(f);
 		free(buf);
-		return;
+		return NULL;
 	}
-	http_respond(r, 200, "text/plain; charset=utf-8", buf, n);
-	free(buf);
+	fclose(f);
+	return buf;
+}
+
+/* The off-CPU views and the critical path come from a replay of the whole
+ * event log (waits_build). They are kept as renderings of the job's result
+ * (api_cache_render, keyed by view and arguments), so the same view asked
+ * again, or by several clients at once, costs one replay. */
+enum { WV_JSON, WV_FLAME, WV_FOLDED, WV_PATH };
+
+struct waits_render {
+	const struct api_job_events *x;
+	int view;
+	uint32_t task;
+	uint64_t from, to, top; /* WV_PATH */
+	struct oob_err e;	/* why the build failed, for the request that ran it */
+};
+
+static char *waits_body(struct waits_render *a, const struct waits *w, size_t *len)
+{
+	const struct api_job_events *x = a->x;
+	struct api_flame_opts fo = {.metric = PROFILE_INSNS,
+				    .max_nodes = API_FLAME_DEFAULT_MAX_NODES};
+	struct profile *o = NULL;
+	json_t *j = NULL;
+	char *body = NULL;
+	if (a->view == WV_JSON) {
+		j = waits_json(w, x->p, a->task);
+	} else if (a->view == WV_PATH) {
+		waits_path_json(x->log, w, x->p, a->task, a->from, a->to, (unsigned)a->top, &j,
+				&a->e);
+	} else if ((o = waits_offcpu_profile(w, x->p, a->task, &a->e))) {
+		if (a->view == WV_FOLDED)
+			body = folded_text(o, len);
+		else
+			j = api_flame_build(o, x->partial, &fo); /* says partial itself */
+		profile_free(o);
+	}
+	if (j && a->view != WV_FLAME)
+		json_object_set_new(j, "partial", json_boolean(x->partial));
+	if (j) {
+		body = json_dumps(j, JSON_COMPACT);
+		json_decref(j);
+		*len = body ? strlen(body) : 0;
+	}
+	return body;
+}
+
+static char *waits_render(void *arg, size_t *len)
+{
+	struct waits_render *a = arg;
+	struct waits *w = NULL;
+	char *body = NULL;
+	if (waits_build(a->x->log, a->x->p, &w, &a->e) == 0)
+		body = waits_body(a, w, len);
+	waits_free(w);
+	return body;
+}
+
+static void respond_waits(struct api_ctx *c, struct http_req *r, struct waits_render *a)
+{
+	char key[128];
+	snprintf(key, sizeof(key), "waits v=%d t=%u f=%llu to=%llu top=%llu", a->view, a->task,
+		 (unsigned long long)a->from, (unsigned long long)a->to,
+		 (unsigned long long)a->top);
+	struct api_blob *b = api_cache_render(c->cache, a->x->ref, key, waits_render, a);
+	if (b)
+		api_cache_respond(
+		    r, b, a->view == WV_FOLDED ? "text/plain; charset=utf-8" : "application/json");
+	else if (a->e.code)
+		http_respond_oob_err(r, &a->e);
+	else
+		http_respond_error(r, 500, "internal", "the view could not be built");
 }
 
 int api_jobs_offcpu(struct api_ctx *c, struct http_req *r, struct api_req *q)
 {
 	struct oob_err e = {0};
 	struct api_job_events x = {0};
-	struct waits *w = NULL;
-	struct profile *o = NULL;
-	uint32_t task;
-	int fmt;
-	if (offcpu_view(r, &fmt, &e) < 0 || api_job_events_get(c, q->id, &x, &e) < 0 ||
-	    task_arg(r, x.p, &task, &e) < 0 || waits_build(x.log, x.p, &w, &e) < 0 ||
-	    (fmt && !(o = waits_offcpu_profile(w, x.p, task, &e)))) {
+	struct waits_render a = {.x = &x};
+	if (offcpu_view(r, &a.view, &e) < 0 || api_job_events_get(c, q->id, &x, &e) < 0 ||
+	    task_arg(r, x.p, &a.task, &e) < 0)
 		http_respond_oob_err(r, &e);
-	} else if (fmt == 0) {
-		json_t *j = waits_json(w, x.p, task);
-		json_object_set_new(j, "partial", json_boolean(x.partial));
-		http_respond_json(r, 200, j);
-	} else if (fmt == 1) {
-		struct api_flame_opts fo = {.metric = PROFILE_INSNS,
-					    .max_nodes = API_FLAME_DEFAULT_MAX_NODES};
-		http_respond_json(r, 200, api_flame_build(o, x.partial, &fo));
-	} else {
-		respond_folded(r, o);
-	}
-	profile_free(o);
-	waits_free(w);
+	else
+		respond_waits(c, r, &a);
 	api_job_events_put(c, &x);
 	return HTTP_BODY_NONE;
 }
@@ -370,25 +427,19 @@ int api_jobs_path(struct api_ctx *c, struct http_req *r, struct api_req *q)
 	struct oob_err e = {0};
 	struct timeline_opts o;
 	struct api_job_events x = {0};
-	struct waits *w = NULL;
-	uint64_t top = 5;
-	uint32_t task;
-	json_t *j = NULL;
+	struct waits_render a = {.x = &x, .view = WV_PATH, .top = 5};
 	if (!http_req_arg(r, "task"))
 		oob_err_set(&e, -EINVAL,
 			    "task is needed: a pid, or a task's name as in /processes");
 	else if (api_timeline_window_args(r, &o, &e) == 0 &&
-		 api_arg_uint("top", http_req_arg(r, "top"), 0, 100, &top, &e) == 0 &&
-		 api_job_events_get(c, q->id, &x, &e) == 0 && task_arg(r, x.p, &task, &e) == 0 &&
-		 waits_build(x.log, x.p, &w, &e) == 0)
-		waits_path_json(x.log, w, x.p, task, o.from, o.to, (unsigned)top, &j, &e);
-	if (j) {
-		json_object_set_new(j, "partial", json_boolean(x.partial));
-		http_respond_json(r, 200, j);
-	} else {
-		http_respond_oob_err(r, &e);
+		 api_arg_uint("top", http_req_arg(r, "top"), 0, 100, &a.top, &e) == 0 &&
+		 api_job_events_get(c, q->id, &x, &e) == 0 && task_arg(r, x.p, &a.task, &e) == 0) {
+		a.from = o.from;
+		a.to = o.to;
+		respond_waits(c, r, &a);
 	}
-	waits_free(w);
+	if (e.code)
+		http_respond_oob_err(r, &e);
 	api_job_events_put(c, &x);
 	return HTTP_BODY_NONE;
 }
