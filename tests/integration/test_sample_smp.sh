@@ -15,7 +15,11 @@
 #   part up to the trap (at most 8 frames, aliases as one name; the entry
 #   from the firmware and the entry code taken off) ends some folded
 #   stack of `oobprof fold` on tests/gen/linux/smp2/boot.oobt. The two runs
-#   differ, so a rare path may be missing from the trace: 90 % at least.
+#   differ, so a rare path may be missing from the trace: 90 % at least of
+#   the distinct stacks sampled. Distinct, because how long a path runs is
+#   the host's doing: on a loaded host one hart spun in a seqlock retry
+#   (ktime_get_update_offsets_now;cpu_relax) for 82 of 527 samples, a path
+#   the traced boot never took.
 set -u
 T=test_sample_smp
 : "${OOB_SRCDIR:?}" "${OOB_BUILDDIR:?}"
@@ -107,6 +111,7 @@ check(differ >= 0.1 * len(stops), "the harts' samples are their own (pcs differ)
       "%d of %d stops" % (differ, len(stops)))
 n = found = 0
 missing = collections.Counter()
+seen = set()
 for _, lines in samples:
     names = []
     for l in lines:
@@ -123,10 +128,13 @@ for _, lines in samples:
     n += 1
     if key in ends:
         found += 1
+        seen.add(key)
     else:
         missing[";".join(key)] += 1
 for k, v in missing.most_common(5):
     print("# not in the traced boot (%d): %s" % (v, k))
-check(n >= 20 and found >= 0.9 * n, "kernel stacks of both harts are stacks of the exact two-hart profile",
-      "%d of %d" % (found, n))
+distinct = len(seen) + len(missing)
+check(n >= 20 and len(seen) >= 0.9 * distinct,
+      "kernel stacks of both harts are stacks of the exact two-hart profile",
+      "%d of %d distinct stacks (%d of %d samples)" % (len(seen), distinct, found, n))
 PY
