@@ -1,8 +1,9 @@
 #!/bin/sh
 # The whole test suite, exactly as CI runs it: dependencies, a build with
 # AddressSanitizer and UndefinedBehaviorSanitizer, the style check, then every
-# test tier (unit, integration, browser), then the load tier (make check-load,
-# counted with the others). The last line printed is
+# test tier (unit, integration, browser; a test per core at a time), then the
+# load tier (make check-load, alone: its figures need the machine, counted
+# with the others). The last line printed is
 # "tests: N passed, N failed, N skipped"; the exit status is non-zero on any
 # failure.
 set -eu
