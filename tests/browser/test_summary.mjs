@@ -5,13 +5,17 @@
 //   the warning `oobprof stats` prints on stderr, word for word, one list
 //   item per warning, of the API's kinds; a job with the right ELF shows none;
 // - the calls line says calls and tail calls apart, with returns and traps:
-//   `oobprof stats`'s calls, tail_calls, returns and traps.
+//   `oobprof stats`'s calls, tail_calls, returns and traps;
+// - a task-event log chosen in the upload form goes up as format events
+//   and into the job's spec: the job's processes are `oobprof processes
+//   --events`'s on the same files (pids 42 and 43, as the log declares).
 // Screenshot: tests/out/screenshots/summary-warnings.png.
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import {
-  BUILD, CHROMIUM, GEN, Reporter, check, checkClean, jobFor, loadPlaywright, missing, runMain,
-  screenshotPath, shutdown, startBrowser, startServer,
+  BUILD, CHROMIUM, GEN, OUT, Reporter, api, check, checkClean, jobFor, loadPlaywright, missing,
+  runMain, screenshotPath, shutdown, startBrowser, startServer,
 } from './lib/harness.mjs';
 
 const R = new Reporter('test_summary');
@@ -75,12 +79,12 @@ async function main() {
         const cli = cliStats(elfs);
         check(cli.warnings.length >= 1, `the CLI warned of nothing: ${JSON.stringify(cli)}`);
         const job = await jobFor(srv.url, TRACE, elfs, `mixed-${tag}`);
-        const api = (job.summary && job.summary.warnings) || [];
+        const apiWarn = (job.summary && job.summary.warnings) || [];
         const { warnings } = await readSummary(page, srv.url, job.id);
         check(JSON.stringify(warnings.map((w) => w[1])) === JSON.stringify(cli.warnings),
           `page ${JSON.stringify(warnings)}, CLI ${JSON.stringify(cli.warnings)}`);
-        check(JSON.stringify(warnings) === JSON.stringify(api.map((w) => [w.kind, w.message])),
-          `page ${JSON.stringify(warnings)}, API ${JSON.stringify(api)}`);
+        check(JSON.stringify(warnings) === JSON.stringify(apiWarn.map((w) => [w.kind, w.message])),
+          `page ${JSON.stringify(warnings)}, API ${JSON.stringify(apiWarn)}`);
         if (tag === 'other') await page.screenshot({ path: screenshotPath('summary-warnings.png') });
         return `${warnings.map((w) => w[0]).join(', ')}: ${warnings[0][1].slice(0, 70)}`;
       });
@@ -100,6 +104,42 @@ async function main() {
         `page returns ${rows.returns}, traps ${rows.traps}; CLI ${s.returns}, ${s.traps}`);
       check(s.tail_calls > 0 && s.calls !== s.returns, `a trace without tail calls tests nothing: ${JSON.stringify(s)}`);
       return `${rows.calls}; returns ${rows.returns}`;
+    });
+    await R.run('task events chosen in the form reach the job: its processes = oobprof processes --events', async () => {
+      // mixed, declared pid 42 that forks pid 43 a third of the way in
+      // (as test_full_events.sh): the processes come from these lines only
+      const n = fs.readFileSync(path.join(GEN, 'progs/mixed.hist'), 'utf8').split('\n')
+        .reduce((a, l) => a + (Number(l.split(' ')[1]) || 0), 0);
+      const k = Math.floor(n / 3);
+      const ev = path.join(OUT, 'browser_summary', 'ev.jsonl');
+      fs.writeFileSync(ev, [
+        { event: 'exec', hart: 0, seq: 0, pid: 42, path: '/bin/mixed' },
+        { event: 'switch', hart: 0, seq: 0, pid: 42 },
+        { event: 'fork', hart: 0, seq: k, pid: 42, child: 43 },
+        { event: 'switch', hart: 0, seq: k, pid: 43 },
+      ].map((e) => JSON.stringify(e)).join('\n') + '\n');
+      const cli = spawnSync(path.join(BUILD, 'oobprof'), ['processes', '--json', '--events', ev, '--elf', ELF, TRACE],
+        { encoding: 'utf8' });
+      check(cli.status === 0, `oobprof processes: ${cli.stderr}`);
+      await page.goto(`${srv.url}/#/`);
+      await page.waitForSelector('#upload-form');
+      await page.setInputFiles('#up-trace', TRACE);
+      await page.setInputFiles('#up-bins', ELF);
+      await page.setInputFiles('#up-events', ev);
+      await page.check('#up-open');
+      await page.click('#up-submit');
+      await page.waitForFunction(() => /^#\/jobs\/\d+$/.test(location.hash), null, { timeout: 120000 });
+      const id = Number((await page.evaluate(() => location.hash)).split('/').pop());
+      const job = await api(srv.url, 'GET', `/api/v1/jobs/${id}`);
+      const up = await api(srv.url, 'GET', `/api/v1/traces/${job.spec.events}`);
+      check(up.format === 'events' && up.name === 'ev.jsonl', `events upload ${up.name} ${up.format}`);
+      const got = await api(srv.url, 'GET', `/api/v1/jobs/${id}/processes`);
+      const want = JSON.parse(cli.stdout);
+      check(JSON.stringify(got.processes) === JSON.stringify(want.processes),
+        `API ${JSON.stringify(got.processes).slice(0, 200)}; CLI ${JSON.stringify(want.processes).slice(0, 200)}`);
+      const pids = got.processes.map((p) => p.pid).sort();
+      check(JSON.stringify(pids) === '[42,43]', `pids ${pids}`);
+      return `job ${id}: events ${job.spec.events}; pids ${pids}, ${got.switches} switches`;
     });
     await checkClean(R, br, errors);
   } finally {
