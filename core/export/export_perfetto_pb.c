@@ -55,10 +55,10 @@ enum {
 	IN_DEBUG_ANNOTATION_STRING_VALUES = 29,
 };
 /* track_event/track_descriptor.proto, process_descriptor.proto,
- * thread_descriptor.proto */
+ * thread_descriptor.proto (every number here checked against upstream's
+ * protos, 2026-11-27) */
 enum {
 	TD_UUID = 1,
-	TD_NAME = 2,
 	TD_PROCESS = 3,
 	TD_THREAD = 4,
 	PD_PID = 1,
@@ -141,10 +141,11 @@ static void put_first(struct pb *x)
 static void put_track(struct pb *x, uint64_t uuid, int64_t pid, int64_t tid, const char *name)
 {
 	struct export_pb d = {0};
-	export_pb_uint_set(&x->tmp, PD_PID, (uint64_t)pid);
 	if (tid < 0) {
+		export_pb_uint_set(&x->tmp, PD_PID, (uint64_t)pid);
 		export_pb_str(&x->tmp, PD_PROCESS_NAME, name);
 	} else {
+		export_pb_uint_set(&x->tmp, THD_PID, (uint64_t)pid);
 		export_pb_uint_set(&x->tmp, THD_TID, (uint64_t)tid);
 		export_pb_str(&x->tmp, THD_THREAD_NAME, name);
 	}
