@@ -38,15 +38,7 @@ BLOB=$(blob_of traces "$TR")
 # A stream held open: its trace is streaming, a job on it runs.
 size=$(wc -c <"$TRACE" | tr -d ' ')
 half=$((size / 2))
-{
-	head -c "$half" "$TRACE"
-	i=0
-	while [ ! -e "$W/go" ] && [ $i -lt 600 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	tail -c +"$((half + 1))" "$TRACE"
-} | curl -s -T - "$SRV_URL/api/v1/traces?name=live&stream=1" >"$W/stream.json" &
+stream_held "$TRACE" "$half" "$W/go" live >"$W/stream.json" &
 feeder=$!
 SID=
 for i in $(seq 1 100); do

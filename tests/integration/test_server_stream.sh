@@ -39,22 +39,8 @@ find_stream() {
 
 size=$(wc -c <"$TRACE" | tr -d ' ')
 third=$((size / 3))
-# feed_held NAME FLAG: streams the trace as NAME, its first third, then the
-# rest once the test creates FLAG (at most 60 s later): a pause as long as
-# the checks need, however loaded the machine.
-feed_held() {
-	rm -f "$2"
-	{
-		head -c "$third" "$TRACE"
-		i=0
-		while [ ! -e "$2" ] && [ $i -lt 600 ]; do
-			sleep 0.1
-			i=$((i + 1))
-		done
-		tail -c +"$((third + 1))" "$TRACE"
-	} | curl -s -T - "$SRV_URL/api/v1/traces?name=$1&stream=1"
-}
-feed_held live "$W/go1" >"$W/stream-resp.json" &
+# The live stream: a third, held until the checks below are done, the rest.
+stream_held "$TRACE" "$third" "$W/go1" live >"$W/stream-resp.json" &
 feeder=$!
 ID=$(find_stream live) || {
 	fail "stream registered at once" "no trace named live appeared"
@@ -130,7 +116,7 @@ fi
 # Cancelling: a job that follows an open stream stops at once (DELETE ->
 # 202, then "cancelled"); a queued job behind busy workers is cancelled
 # without running (DELETE -> 200); a finished one is deleted.
-feed_held held "$W/go2" >/dev/null &
+stream_held "$TRACE" "$third" "$W/go2" held >/dev/null &
 feeder=$!
 HID=$(find_stream held)
 for k in 1 2 3; do
@@ -162,16 +148,7 @@ if [ -x "$GEN/progs/oobtrace.so" ] && command -v qemu-riscv64 >/dev/null 2>&1 &&
 	env -i qemu-riscv64 -plugin "$GEN/progs/oobtrace.so,out=$W/long.oobt" "$GEN/progs/mixed" 100 >"$W/long.out" 2>&1; then
 	lsize=$(wc -c <"$W/long.oobt" | tr -d ' ')
 	head95=$((lsize * 90 / 100))
-	rm -f "$W/go"
-	{
-		head -c "$head95" "$W/long.oobt"
-		i=0
-		while [ ! -e "$W/go" ] && [ $i -lt 600 ]; do
-			sleep 0.1
-			i=$((i + 1))
-		done
-		tail -c +"$((head95 + 1))" "$W/long.oobt"
-	} | curl -s -T - "$SRV_URL/api/v1/traces?name=long&stream=1" >"$W/long-resp.json" &
+	stream_held "$W/long.oobt" "$head95" "$W/go" long >"$W/long-resp.json" &
 	feeder=$!
 	LID=$(find_stream long)
 	curl -s -d "{\"trace\": $LID, \"binaries\": [$BIN]}" "$SRV_URL/api/v1/jobs" >"$W/jl.json"

@@ -116,6 +116,24 @@ wait_job() {
 	done
 }
 
+# stream_held FILE BYTES FLAG NAME: uploads FILE as a stream named NAME
+# (?stream=1, curl reading a pipe): its first BYTES, then the rest once the
+# test creates FLAG (at most 60 s later), so that what the test checks while
+# the stream is open happens while it is open, however loaded the machine.
+# The response goes to stdout.
+stream_held() {
+	rm -f "$3"
+	{
+		head -c "$2" "$1"
+		_i=0
+		while [ ! -e "$3" ] && [ $_i -lt 600 ]; do
+			sleep 0.1
+			_i=$((_i + 1))
+		done
+		tail -c +"$(($2 + 1))" "$1"
+	} | curl -s -T - "$SRV_URL/api/v1/traces?name=$4&stream=1"
+}
+
 # pick_inputs: sets TRACE and ELF (and ELF2, maybe empty) to a real trace and
 # its binary: a generated program (tests/gen/progs/mixed) when present, else
 # the first 250,000 lines of the Spike fixture with /init. Returns 1 if none.
