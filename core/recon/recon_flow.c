@@ -280,29 +280,6 @@ static void learn_mvector(struct recon *r, const struct code_block *from,
 	}
 }
 
-/* A trap came right after a `ret`: the return retired and the trap is taken
- * at its target (sepc), so the frame it left is gone while the handler
- * runs, as a sampler stopped there would see. The target is the top frame's
- * return address; the pop happens only where that frame has one and is not
- * its segment's last (a ret that leaves the segment is decided when the
- * trap returns, 4.2). Returns where the trap returns, or 0. */
-static uint64_t ret_before_trap(struct recon *r, struct tracker_hart *h, uint32_t i)
-{
-	const struct stack_entry *top = stack_top(h->stk);
-	if (r->go || h->stk->n <= stack_segment_base(h->stk) + 1 || top->marker ||
-	    top->ret == STACK_RET_NONE)
-		return 0;
-	uint64_t back = top->ret;
-	recon_flush(r, h, i);
-	r->run.st.events++;
-	r->run.st.returns++;
-	if (r->py)
-		recon_py_leave(r, h);
-	recon_touch(r, h->stk->n - 1);
-	recon_pop_to(r, h, h->stk->n - 1);
-	return back;
-}
-
 static struct code_block *xret(struct recon *r, struct tracker_hart *h,
 			       const struct code_block *from, struct code_block *nb, uint32_t i)
 {
@@ -450,7 +427,7 @@ static struct code_block *transfer(struct recon *r, struct tracker_hart *h,
 			recon_go_cut(r, h); /* the signal came after gogo's jump */
 		}
 		if (up)
-			trap(r, h, nb, i, "[trap]", IDS_MARK_TRAP, ret_before_trap(r, h, i));
+			trap(r, h, nb, i, "[trap]", IDS_MARK_TRAP, 0);
 		else
 			nb = ret(r, h, nb, i);
 		break;
