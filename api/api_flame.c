@@ -1,6 +1,7 @@
 #include "api_flame.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -300,6 +301,20 @@ char *api_flame_render(void *arg, size_t *len)
 	json_decref(j);
 	*len = body ? strlen(body) : 0;
 	return body;
+}
+
+char *api_flame_folded(const struct profile *p, enum profile_metric m, int annotate, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	if (!f)
+		return NULL;
+	int rc = profile_write_folded(p, f, m, annotate);
+	if (fclose(f) != 0 || rc < 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }
 
 json_t *api_flame_build(const struct profile *r, int partial, const struct api_flame_opts *o)

@@ -85,6 +85,10 @@ struct api_flame_render {
 };
 char *api_flame_render(void *arg, size_t *len);
 
+/* p's folded stacks (profile_write_folded) as a malloc'd text (*len its
+ * length), for api_cache_render's builds; NULL on failure. */
+char *api_flame_folded(const struct profile *p, enum profile_metric m, int annotate, size_t *len);
+
 /* The per-function table (profile_functions' rows and order: by self weight
  * of o->metric, descending) of the part of p that o's pid and priv filters
  * keep: the numbers of the flame graph of the same options summed by frame,

@@ -349,13 +349,7 @@ struct folded_render {
 static char *folded_render(void *arg, size_t *len)
 {
 	const struct folded_render *a = arg;
-	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
-	if (!f)
-		return NULL;
-	result_write_folded(a->res, f, a->m, a->annotate);
-	fclose(f);
-	return buf;
+	return api_flame_folded(result_profile(a->res), a->m, a->annotate, len);
 }
 
 int api_jobs_folded(struct api_ctx *c, struct http_req *r, struct api_req *q)

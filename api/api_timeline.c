@@ -321,22 +321,6 @@ static int offcpu_view(struct http_req *r, int *fmt, struct oob_err *e)
 	return 0;
 }
 
-/* folded: the text of profile_write_folded, in memory (malloc'd). */
-static char *folded_text(const struct profile *o, size_t *len)
-{
-	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
-	if (!f)
-		return NULL;
-	if (profile_write_folded(o, f, PROFILE_INSNS, 0) < 0) {
-		fclose(f);
-		free(buf);
-		return NULL;
-	}
-	fclose(f);
-	return buf;
-}
-
 /* The off-CPU views and the critical path come from a replay of the whole
  * event log (waits_build). They are kept as renderings of the job's result
  * (api_cache_render, keyed by view and arguments), so the same view asked
@@ -366,7 +350,7 @@ static char *waits_body(struct waits_render *a, const struct waits *w, size_t *l
 				&a->e);
 	} else if ((o = waits_offcpu_profile(w, x->p, a->task, &a->e))) {
 		if (a->view == WV_FOLDED)
-			body = folded_text(o, len);
+			body = api_flame_folded(o, PROFILE_INSNS, 0, len);
 		else
 			j = api_flame_build(o, x->partial, &fo); /* says partial itself */
 		profile_free(o);
