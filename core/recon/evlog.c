@@ -31,6 +31,7 @@ struct evlog {
 	uint64_t last_seq; /* of the last event kept, all harts */
 	struct evlog_hart *harts;
 	size_t nharts, cap_harts;
+	struct oob_progress *watch; /* evlog_watch */
 	size_t used;
 	uint8_t buf[BUF_SIZE];
 };
@@ -276,6 +277,11 @@ void evlog_free(struct evlog *l)
 	free(l);
 }
 
+void evlog_watch(struct evlog *l, struct oob_progress *p)
+{
+	l->watch = p;
+}
+
 void evlog_tell(const struct evlog *l, uint64_t *off, uint64_t *count, uint64_t *seq)
 {
 	*off = l->body + l->used;
@@ -291,6 +297,11 @@ uint64_t evlog_count(const struct evlog *l)
 uint64_t evlog_seen(const struct evlog *l)
 {
 	return l->seen;
+}
+
+uint64_t evlog_body_bytes(const struct evlog *l)
+{
+	return l->body;
 }
 
 int evlog_capped(const struct evlog *l)
@@ -324,6 +335,7 @@ struct replay {
 	struct rstate *hs;
 	uint64_t seq;	 /* of the last event decoded */
 	uint64_t off;	 /* body offset of buf[0] */
+	uint64_t end;	 /* body offset the replay stops at */
 	size_t pos, len; /* decode position and valid bytes in buf */
 	struct oob_err *err;
 };
@@ -340,12 +352,16 @@ static int refill(struct replay *r)
 	r->pos = 0;
 	uint64_t want = l->body - r->off - r->len;
 	size_t n = want < BUF_SIZE - r->len ? (size_t)want : BUF_SIZE - r->len;
-	int rc = oob_pread_all(l->fd, l->buf + r->len, n, (off_t)(HEADER + r->off + r->len));
+	uint64_t at = r->off + r->len;
+	int rc = oob_pread_all(l->fd, l->buf + r->len, n, (off_t)(HEADER + at));
 	if (rc < 0)
 		return oob_err_set(r->err, rc == -EINVAL ? -EINVAL : rc,
-				   "stack events: byte %" PRIu64 ": the log is cut",
-				   HEADER + r->off + r->len);
+				   "stack events: byte %" PRIu64 ": the log is cut", HEADER + at);
 	r->len += n;
+	/* a replay that stops at a checkpoint reads past it: count what it uses */
+	uint64_t used = at >= r->end ? 0 : r->end - at < n ? r->end - at : n;
+	if (oob_progress_step(l->watch, used) < 0)
+		return oob_err_set(r->err, -ECANCELED, "stack events: the replay was cancelled");
 	return 0;
 }
 
@@ -408,6 +424,8 @@ static int replay_loop(struct replay *r, int hart, uint32_t nframes, evlog_fn fn
 	struct recon_event ev;
 	uint64_t n = before;
 	int rc;
+	r->end = end;
+	oob_progress_begin(r->l->watch, end - r->off);
 	while ((rc = refill(r)) == 0 && r->off + r->pos < end) {
 		if ((rc = decode(r, hart, nframes, &ev)) < 0)
 			return rc;

@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "util/oob_err.h"
+#include "util/oob_progress.h"
 #include "recon/recon.h"
 
 /* What the log knows about one hart (all zero for a hart without events). */
@@ -78,6 +79,8 @@ void evlog_free(struct evlog *l);
 uint64_t evlog_count(const struct evlog *l);
 uint64_t evlog_seen(const struct evlog *l);
 int evlog_capped(const struct evlog *l);
+/* Bytes of events (what a whole replay reads). */
+uint64_t evlog_body_bytes(const struct evlog *l);
 /* Highest hart + 1 that has events (0 for an empty log). */
 unsigned evlog_nharts(const struct evlog *l);
 /* The hart's summary; a zeroed struct for harts beyond evlog_nharts. */
@@ -91,6 +94,11 @@ struct evlog_hart evlog_hart(const struct evlog *l, unsigned hart);
  */
 int evlog_replay(struct evlog *l, int hart, uint32_t nframes, evlog_fn fn, void *ctx,
 		 struct oob_err *err);
+
+/* Replays from now on report to p (NULL: to no one): each adds the body
+ * bytes it will read to p's total and steps p as it reads them, and stops
+ * with -ECANCELED once p is cancelled. */
+void evlog_watch(struct evlog *l, struct oob_progress *p);
 
 /* Where the next recorded event will go: its body offset, the events kept
  * before it and the seq of the last one (the checkpoints of evidx.h). */

@@ -135,6 +135,53 @@ static void evlog_replays_exactly(void)
 	profile_free(p);
 }
 
+static void cancel_at_tick(void *ctx)
+{
+	struct oob_progress *p = ctx;
+	atomic_store(&p->cancel, 1);
+}
+
+/* A watched replay counts the bytes it reads against what it announced,
+ * and a cancel stops it with -ECANCELED before any event is handed on. */
+static void evlog_reports_progress(void)
+{
+	const char *trace, *elf;
+	struct oob_err err = {0};
+	if (!prog("mixed", &trace, &elf))
+		SKIP("tests/gen/progs/mixed not generated");
+	struct evvec e = {.log = evlog_new(NULL, 0, &err)};
+	struct profile *p = run(trace, elf, &e);
+	CHECK(p);
+	CHECK_EQ(evlog_finish(e.log, &err), 0);
+	struct oob_progress pr = {0};
+	evlog_watch(e.log, &pr);
+	struct replayed r = {.want = &e, .hart = -1};
+	CHECK_EQ(evlog_replay(e.log, -1, 0, compare_event, &r, &err), 0);
+	CHECK_EQ(r.i, e.n);
+	CHECK(atomic_load(&pr.total) > 2 * e.n); /* at least two bytes an event */
+	CHECK_EQ(atomic_load(&pr.total), evlog_body_bytes(e.log));
+	CHECK_EQ(atomic_load(&pr.done), atomic_load(&pr.total));
+	/* two passes announced: the total holds both from the start */
+	struct oob_progress two = {0};
+	evlog_watch(e.log, &two);
+	oob_progress_expect(&two, 2 * evlog_body_bytes(e.log));
+	for (int pass = 0; pass < 2; pass++) {
+		struct replayed again = {.want = &e, .hart = -1};
+		CHECK_EQ(evlog_replay(e.log, -1, 0, compare_event, &again, &err), 0);
+		CHECK_EQ(atomic_load(&two.total), 2 * evlog_body_bytes(e.log));
+	}
+	CHECK_EQ(atomic_load(&two.done), atomic_load(&two.total));
+	struct oob_progress stop = {.tick = cancel_at_tick, .tick_ctx = &stop};
+	evlog_watch(e.log, &stop);
+	struct replayed none = {.want = &e, .hart = -1};
+	CHECK_EQ(evlog_replay(e.log, -1, 0, compare_event, &none, &err), -ECANCELED);
+	CHECK_EQ(none.i, 0);
+	CHECK(strstr(err.msg, "cancelled"));
+	evlog_free(e.log);
+	free(e.v);
+	profile_free(p);
+}
+
 /* ---- the events agree with the calling-context tree ---- */
 
 struct rebuild {
@@ -754,6 +801,7 @@ int main(void)
 		return 1;
 	RUN(formats_parse);
 	RUN(evlog_replays_exactly);
+	RUN(evlog_reports_progress);
 	RUN(events_rebuild_the_tree);
 	RUN(cycle_stamps_rebuild_the_tree);
 	RUN(speedscope_evented_matches_functions);
