@@ -92,19 +92,11 @@ static FILE *temp_file(struct api_ctx *c, struct oob_err *e)
 	return f;
 }
 
-static void send_file(struct http_req *r, FILE *f, const struct export_req *x, int64_t id,
-		      int partial, const struct evlog *log)
+/* The response's headers, known before the export is written. */
+static void add_headers(struct http_req *r, const struct export_req *x, int64_t id, int partial,
+			const struct evlog *log)
 {
 	char disp[CATALOG_NAME_MAX + 128];
-	int fd = dup(fileno(f));
-	struct stat st;
-	fclose(f);
-	if (fd < 0 || fstat(fd, &st) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
-		if (fd >= 0)
-			close(fd);
-		http_respond_error(r, 500, "internal", "export: cannot read back the output");
-		return;
-	}
 	if (x->download) {
 		snprintf(disp, sizeof(disp), "attachment; filename=\"%s-job%lld%s\"", x->name,
 			 (long long)id, export_file_suffix(x->o.format));
@@ -114,37 +106,72 @@ static void send_file(struct http_req *r, FILE *f, const struct export_req *x, i
 		http_add_header(r, "X-Oobprof-Partial", "1");
 	if (x->o.format == EXPORT_SPEEDSCOPE && export_speedscope_fell_back(log, &x->o))
 		http_add_header(r, "X-Oobprof-Fallback", "sampled");
-	http_respond_fd(r, 200, export_content_type(x->o.format), fd, (uint64_t)st.st_size);
+}
+
+/* What an export's build (api_cache_serve) reads: nothing of the request. */
+struct export_render {
+	struct api_ctx *c;
+	const struct profile *p;
+	struct evlog *log;
+	const struct export_req *x;
+};
+
+/* Writes the export into an unlinked file, left to the cache (api_build.fd). */
+static char *export_render(void *arg, struct api_build *b, size_t *len)
+{
+	const struct export_render *a = arg;
+	struct stat st;
+	if (a->log) {
+		evlog_watch(a->log, &b->progress);
+		/* speedscope's evented profile replays the log once per hart */
+		if (a->x->o.format == EXPORT_SPEEDSCOPE &&
+		    !export_speedscope_fell_back(a->log, &a->x->o))
+			oob_progress_expect(&b->progress,
+					    evlog_nharts(a->log) * evlog_body_bytes(a->log));
+	}
+	FILE *f = temp_file(a->c, &b->err);
+	if (!f)
+		return NULL;
+	if (export_write(a->p, a->log, &a->x->o, f, &b->err) == 0 && fflush(f) == 0 &&
+	    fstat(fileno(f), &st) == 0 && (b->fd = dup(fileno(f))) >= 0)
+		*len = (size_t)st.st_size;
+	else if (!b->err.code)
+		oob_err_set(&b->err, -EIO, "export: cannot write the output: %s", strerror(errno));
+	fclose(f);
+	if (a->log)
+		evlog_watch(a->log, NULL);
+	return NULL;
 }
 
 static int write_export(struct api_ctx *c, struct http_req *r, const struct catalog_result *row,
-			const struct result *res, struct export_req *x, int64_t id,
-			struct oob_err *e)
+			struct api_cache_ref *ref, const struct result *res, struct export_req *x,
+			int64_t id, struct oob_err *e)
 {
-	const struct profile *p = result_profile(res);
-	struct evlog *log = NULL;
+	struct export_render a = {.c = c, .p = result_profile(res), .x = x};
 	struct api_go go = {0};
-	int partial = result_partial(res);
+	char key[128];
 	int rc = 0;
-	if (export_wants_events(&x->o) && !(log = api_job_events(c, row, id, e)))
+	if (export_wants_events(&x->o) && !(a.log = api_job_events(c, row, id, e)))
 		rc = e->code;
-	if (x->o.format == EXPORT_PPROF && !profile_npcs(p)) {
+	if (x->o.format == EXPORT_PPROF && !profile_npcs(a.p)) {
 		/* per-hart samples when the job kept its events; else without */
 		struct oob_err none = {0};
-		log = api_job_events(c, row, id, &none);
+		a.log = api_job_events(c, row, id, &none);
 	}
 	if (rc == 0 && export_is_perfetto(x->o.format) && (rc = api_go_load(c, id, &go, e)) == 0)
 		x->o.go = go.trace ? &go.go : NULL;
-	FILE *f = rc == 0 ? temp_file(c, e) : NULL;
-	if (rc == 0 && !f)
-		rc = e->code;
-	if (rc == 0 && (rc = export_write(p, log, &x->o, f, e)) < 0)
-		fclose(f);
-	if (rc == 0)
-		send_file(r, f, x, id, partial, log);
+	if (rc == 0) {
+		snprintf(key, sizeof(key), "export f=%d m=%d hz=%llu md=%llu me=%llu s=%d a=%d",
+			 (int)x->o.format, (int)x->o.metric, (unsigned long long)x->o.clock_hz,
+			 (unsigned long long)x->o.min_duration, (unsigned long long)x->o.max_events,
+			 x->o.sampled, x->o.annotate);
+		add_headers(r, x, id, result_partial(res), a.log);
+		api_cache_serve(c->cache, r, ref, key, export_render, &a,
+				export_content_type(x->o.format));
+	}
 	x->o.go = NULL;
 	api_go_free(&go);
-	evlog_free(log);
+	evlog_free(a.log);
 	return rc;
 }
 
@@ -170,7 +197,7 @@ int api_export_get(struct api_ctx *c, struct http_req *r, struct api_req *q)
 	}
 	x->o.name = x->name[0] ? x->name : NULL;
 	if (rc == 0)
-		rc = write_export(c, r, &row, res, x, q->id, &e);
+		rc = write_export(c, r, &row, ref, res, x, q->id, &e);
 	if (rc < 0)
 		http_respond_oob_err(r, &e);
 	if (ref)

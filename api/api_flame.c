@@ -293,8 +293,9 @@ size_t api_flame_functions(const struct profile *r, const struct api_flame_opts 
 	return k;
 }
 
-char *api_flame_render(void *arg, size_t *len)
+char *api_flame_render(void *arg, struct api_build *b, size_t *len)
 {
+	(void)b;
 	const struct api_flame_render *a = arg;
 	json_t *j = api_flame_build(a->p, a->partial, a->o);
 	char *body = json_dumps(j, JSON_COMPACT);

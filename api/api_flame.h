@@ -44,6 +44,8 @@
 #include "util/oob_err.h"
 #include "profile/profile.h"
 
+struct api_build;
+
 #define API_FLAME_MAX_DEPTH 1024
 /* max_nodes when a request gives none: every flame graph of the test
  * fixtures is whole under it (the largest has 12,934 nodes), and the JSON of
@@ -76,14 +78,14 @@ int api_flame_parse_pid(const struct profile *p, const char *s, struct api_flame
 json_t *api_flame_build(const struct profile *p, int partial, const struct api_flame_opts *o);
 
 /* The same, serialized (compact JSON, malloc'd; *len its length), for
- * api_cache_render: arg is a struct api_flame_render. NULL if it cannot be
+ * api_cache_serve: arg is a struct api_flame_render. NULL if it cannot be
  * serialized. */
 struct api_flame_render {
 	const struct profile *p;
 	int partial;
 	const struct api_flame_opts *o;
 };
-char *api_flame_render(void *arg, size_t *len);
+char *api_flame_render(void *arg, struct api_build *b, size_t *len);
 
 /* p's folded stacks (profile_write_folded) as a malloc'd text (*len its
  * length), for api_cache_render's builds; NULL on failure. */

@@ -330,11 +330,7 @@ int api_jobs_flamegraph(struct api_ctx *c, struct http_req *r, struct api_req *q
 	snprintf(key, sizeof(key), "flame m=%d p=%d n=%zu by_pid=%d pid=%lld", (int)o.metric,
 		 (int)o.priv, o.max_nodes, o.by_pid, (long long)o.pid);
 	struct api_flame_render fr = {result_profile(res), result_partial(res), &o};
-	struct api_blob *b = api_cache_render(c->cache, ref, key, api_flame_render, &fr);
-	if (b)
-		api_cache_respond(r, b, "application/json");
-	else
-		http_respond_error(r, 500, "internal", "cannot serialize the flame graph");
+	api_cache_serve(c->cache, r, ref, key, api_flame_render, &fr, "application/json");
 out:
 	api_cache_put(c->cache, ref);
 	return HTTP_BODY_NONE;
@@ -346,8 +342,9 @@ struct folded_render {
 	int annotate;
 };
 
-static char *folded_render(void *arg, size_t *len)
+static char *folded_render(void *arg, struct api_build *b, size_t *len)
 {
+	(void)b;
 	const struct folded_render *a = arg;
 	return api_flame_folded(result_profile(a->res), a->m, a->annotate, len);
 }
@@ -363,19 +360,15 @@ int api_jobs_folded(struct api_ctx *c, struct http_req *r, struct api_req *q)
 	const char *ann = http_req_arg(r, "annotate");
 	struct folded_render fr = {res, PROFILE_INSNS, ann && strcmp(ann, "0") != 0};
 	char key[64];
-	struct api_blob *b;
 	if (metric_arg(r, res, &m, &e) < 0) {
 		refuse(r, &e);
 	} else {
 		fr.m = m;
 		snprintf(key, sizeof(key), "folded m=%d ann=%d", (int)m, fr.annotate);
-		if (!(b = api_cache_render(c->cache, ref, key, folded_render, &fr))) {
-			http_respond_error(r, 500, "internal", "out of memory");
-		} else {
-			if (result_partial(res))
-				http_add_header(r, "X-Oobprof-Partial", "1");
-			api_cache_respond(r, b, "text/plain; charset=utf-8");
-		}
+		if (result_partial(res))
+			http_add_header(r, "X-Oobprof-Partial", "1");
+		api_cache_serve(c->cache, r, ref, key, folded_render, &fr,
+				"text/plain; charset=utf-8");
 	}
 	api_cache_put(c->cache, ref);
 	return HTTP_BODY_NONE;

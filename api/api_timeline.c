@@ -193,96 +193,146 @@ static int harts_of(struct api_ctx *c, int64_t id, const struct api_job_events *
 	return rc;
 }
 
-static json_t *build(struct api_ctx *c, struct http_req *r, int64_t id, struct oob_err *e)
-{
-	int detail;
+/* A timeline request's arguments, parsed before its build (which must not
+ * read the request: api_cache_serve). */
+struct timeline_render {
+	struct api_ctx *c;
+	int64_t id;
 	struct timeline_opts o;
-	struct api_job_events x = {0};
+	unsigned tracks;
+	int detail;
+	const struct api_job_events *x;
+};
+
+static json_t *timeline_build(const struct timeline_render *a, struct oob_err *e)
+{
 	struct timeline *t = NULL;
 	struct api_go go = {0};
-	unsigned tracks = TIMELINE_T_ALL;
-	const char *tr = http_req_arg(r, "tracks");
 	json_t *j = NULL;
-	if (api_timeline_window_args(r, &o, e) < 0 ||
-	    (tr && timeline_tracks_parse(tr, &tracks, e) < 0) || detail_arg(r, &detail, e) < 0 ||
-	    api_job_events_get(c, id, &x, e) < 0 || harts_of(c, id, &x, &o, detail, &t, e) < 0 ||
-	    api_go_load(c, id, &go, e) < 0)
+	if (harts_of(a->c, a->id, a->x, &a->o, a->detail, &t, e) < 0 ||
+	    api_go_load(a->c, a->id, &go, e) < 0)
 		goto out;
-	j = timeline_json(t, x.p, go.trace ? &go.go : NULL, &o, tracks);
+	j = timeline_json(t, a->x->p, go.trace ? &go.go : NULL, &a->o, a->tracks);
 	if (go.clock && !go.aligned)
 		json_object_set_new(j, "go", json_pack("{s:O}", "clock", go.clock));
-	json_object_set_new(j, "partial", json_boolean(x.partial));
+	json_object_set_new(j, "partial", json_boolean(a->x->partial));
 out:
 	api_go_free(&go);
 	timeline_free(t);
-	api_job_events_put(c, &x);
 	return j;
+}
+
+static char *timeline_render(void *arg, struct api_build *b, size_t *len)
+{
+	const struct timeline_render *a = arg;
+	evlog_watch(a->x->log, &b->progress);
+	json_t *j = timeline_build(a, &b->err);
+	evlog_watch(a->x->log, NULL);
+	if (!j)
+		return NULL;
+	size_t n = count_intervals(j);
+	char *body = NULL;
+	if (n > API_TIMELINE_MAX_INTERVALS)
+		oob_err_set(&b->err, -EFBIG,
+			    "%zu intervals is over the bound of %d: raise min_duration or narrow "
+			    "the window",
+			    n, API_TIMELINE_MAX_INTERVALS);
+	else if ((body = json_dumps(j, JSON_COMPACT)))
+		*len = strlen(body);
+	json_decref(j);
+	return body;
 }
 
 int api_jobs_timeline(struct api_ctx *c, struct http_req *r, struct api_req *q)
 {
 	struct oob_err e = {0};
-	json_t *j = build(c, r, q->id, &e);
-	if (!j) {
+	struct api_job_events x = {0};
+	struct timeline_render a = {.c = c, .id = q->id, .tracks = TIMELINE_T_ALL, .x = &x};
+	const char *tr = http_req_arg(r, "tracks");
+	if (api_timeline_window_args(r, &a.o, &e) < 0 ||
+	    (tr && timeline_tracks_parse(tr, &a.tracks, &e) < 0) ||
+	    detail_arg(r, &a.detail, &e) < 0 || api_job_events_get(c, q->id, &x, &e) < 0) {
 		http_respond_oob_err(r, &e);
-		return HTTP_BODY_NONE;
+	} else {
+		char key[128];
+		snprintf(key, sizeof(key), "timeline f=%llu t=%llu md=%llu h=%d tr=%u d=%d",
+			 (unsigned long long)a.o.from, (unsigned long long)a.o.to,
+			 (unsigned long long)a.o.min_dur, a.o.hart, a.tracks, a.detail);
+		api_cache_serve(c->cache, r, x.ref, key, timeline_render, &a, "application/json");
 	}
-	size_t n = count_intervals(j);
-	if (n > API_TIMELINE_MAX_INTERVALS) {
-		json_decref(j);
-		oob_err_set(&e, -EFBIG,
-			    "%zu intervals is over the bound of %d: raise min_duration or narrow "
-			    "the window",
-			    n, API_TIMELINE_MAX_INTERVALS);
-		http_respond_oob_err(r, &e);
-		return HTTP_BODY_NONE;
-	}
-	http_respond_json(r, 200, j);
+	api_job_events_put(c, &x);
 	return HTTP_BODY_NONE;
+}
+
+/* A window's flame graph or top table: the part of the event log in the
+ * window replayed from its checkpoint (timeline_profile_ix). */
+struct window_render {
+	const struct api_job_events *x;
+	struct timeline_opts o;
+	const struct api_flame_opts *fo;
+	size_t limit; /* the top table's rows; 0: the flame graph */
+};
+
+static char *window_render(void *arg, struct api_build *b, size_t *len)
+{
+	const struct window_render *a = arg;
+	const struct api_job_events *x = a->x;
+	struct profile *w = NULL;
+	json_t *j = NULL;
+	evlog_watch(x->log, &b->progress);
+	int rc =
+	    timeline_profile_ix(x->log, x->ix, x->p, a->o.hart, a->o.from, a->o.to, &w, &b->err);
+	evlog_watch(x->log, NULL);
+	if (rc < 0)
+		return NULL;
+	if (a->limit) {
+		struct profile_func *v;
+		size_t n = api_flame_functions(w, a->fo, &v);
+		j = profile_top_json(w, v, n, a->limit, a->fo->metric, x->partial);
+		free(v);
+	} else {
+		j = api_flame_build(w, x->partial, a->fo);
+	}
+	profile_free(w);
+	json_object_set_new(j, "from", json_integer((json_int_t)a->o.from));
+	json_object_set_new(j, "to", a->o.to ? json_integer((json_int_t)a->o.to) : json_null());
+	char *body = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	*len = body ? strlen(body) : 0;
+	return body;
+}
+
+static void serve_window(struct api_ctx *c, struct http_req *r, int64_t id,
+			 const struct api_flame_opts *fo, size_t limit)
+{
+	struct oob_err e = {0};
+	struct api_job_events x = {0};
+	struct window_render a = {.x = &x, .fo = fo, .limit = limit};
+	if (api_timeline_window_args(r, &a.o, &e) < 0 || api_job_events_get(c, id, &x, &e) < 0) {
+		http_respond_oob_err(r, &e);
+	} else {
+		char key[128];
+		snprintf(key, sizeof(key),
+			 "window f=%llu t=%llu h=%d m=%d p=%d n=%zu pid=%d:%lld l=%zu",
+			 (unsigned long long)a.o.from, (unsigned long long)a.o.to, a.o.hart,
+			 (int)fo->metric, (int)fo->priv, fo->max_nodes, fo->by_pid,
+			 (long long)fo->pid, limit);
+		api_cache_serve(c->cache, r, x.ref, key, window_render, &a, "application/json");
+	}
+	api_job_events_put(c, &x);
 }
 
 int api_timeline_flamegraph(struct api_ctx *c, struct http_req *r, int64_t id,
 			    const struct api_flame_opts *fo)
 {
-	struct oob_err e = {0};
-	struct timeline_opts o;
-	struct api_job_events x = {0};
-	struct profile *w = NULL;
-	if (api_timeline_window_args(r, &o, &e) == 0 && api_job_events_get(c, id, &x, &e) == 0 &&
-	    timeline_profile_ix(x.log, x.ix, x.p, o.hart, o.from, o.to, &w, &e) == 0) {
-		json_t *j = api_flame_build(w, x.partial, fo);
-		json_object_set_new(j, "from", json_integer((json_int_t)o.from));
-		json_object_set_new(j, "to", o.to ? json_integer((json_int_t)o.to) : json_null());
-		http_respond_json(r, 200, j);
-	} else {
-		http_respond_oob_err(r, &e);
-	}
-	profile_free(w);
-	api_job_events_put(c, &x);
+	serve_window(c, r, id, fo, 0);
 	return HTTP_BODY_NONE;
 }
 
 int api_timeline_top(struct api_ctx *c, struct http_req *r, int64_t id,
 		     const struct api_flame_opts *fo, size_t limit)
 {
-	struct oob_err e = {0};
-	struct timeline_opts o;
-	struct api_job_events x = {0};
-	struct profile *w = NULL;
-	if (api_timeline_window_args(r, &o, &e) == 0 && api_job_events_get(c, id, &x, &e) == 0 &&
-	    timeline_profile_ix(x.log, x.ix, x.p, o.hart, o.from, o.to, &w, &e) == 0) {
-		struct profile_func *v;
-		size_t n = api_flame_functions(w, fo, &v);
-		json_t *j = profile_top_json(w, v, n, limit, fo->metric, x.partial);
-		free(v);
-		json_object_set_new(j, "from", json_integer((json_int_t)o.from));
-		json_object_set_new(j, "to", o.to ? json_integer((json_int_t)o.to) : json_null());
-		http_respond_json(r, 200, j);
-	} else {
-		http_respond_oob_err(r, &e);
-	}
-	profile_free(w);
-	api_job_events_put(c, &x);
+	serve_window(c, r, id, fo, limit);
 	return HTTP_BODY_NONE;
 }
 
@@ -323,7 +373,7 @@ static int offcpu_view(struct http_req *r, int *fmt, struct oob_err *e)
 
 /* The off-CPU views and the critical path come from a replay of the whole
  * event log (waits_build). They are kept as renderings of the job's result
- * (api_cache_render, keyed by view and arguments), so the same view asked
+ * (api_cache_serve, keyed by view and arguments), so the same view asked
  * again, or by several clients at once, costs one replay. */
 enum { WV_JSON, WV_FLAME, WV_FOLDED, WV_PATH };
 
@@ -332,10 +382,10 @@ struct waits_render {
 	int view;
 	uint32_t task;
 	uint64_t from, to, top; /* WV_PATH */
-	struct oob_err e;	/* why the build failed, for the request that ran it */
 };
 
-static char *waits_body(struct waits_render *a, const struct waits *w, size_t *len)
+static char *waits_body(const struct waits_render *a, const struct waits *w, struct oob_err *e,
+			size_t *len)
 {
 	const struct api_job_events *x = a->x;
 	struct api_flame_opts fo = {.metric = PROFILE_INSNS,
@@ -346,9 +396,8 @@ static char *waits_body(struct waits_render *a, const struct waits *w, size_t *l
 	if (a->view == WV_JSON) {
 		j = waits_json(w, x->p, a->task);
 	} else if (a->view == WV_PATH) {
-		waits_path_json(x->log, w, x->p, a->task, a->from, a->to, (unsigned)a->top, &j,
-				&a->e);
-	} else if ((o = waits_offcpu_profile(w, x->p, a->task, &a->e))) {
+		waits_path_json(x->log, w, x->p, a->task, a->from, a->to, (unsigned)a->top, &j, e);
+	} else if ((o = waits_offcpu_profile(w, x->p, a->task, e))) {
 		if (a->view == WV_FOLDED)
 			body = api_flame_folded(o, PROFILE_INSNS, 0, len);
 		else
@@ -365,13 +414,17 @@ static char *waits_body(struct waits_render *a, const struct waits *w, size_t *l
 	return body;
 }
 
-static char *waits_render(void *arg, size_t *len)
+static char *waits_render(void *arg, struct api_build *b, size_t *len)
 {
-	struct waits_render *a = arg;
+	const struct waits_render *a = arg;
 	struct waits *w = NULL;
 	char *body = NULL;
-	if (waits_build(a->x->log, a->x->p, &w, &a->e) == 0)
-		body = waits_body(a, w, len);
+	evlog_watch(a->x->log, &b->progress);
+	if (a->view == WV_PATH) /* a replay for the waits, one for the path's stacks */
+		oob_progress_expect(&b->progress, 2 * evlog_body_bytes(a->x->log));
+	if (waits_build(a->x->log, a->x->p, &w, &b->err) == 0)
+		body = waits_body(a, w, &b->err, len);
+	evlog_watch(a->x->log, NULL);
 	waits_free(w);
 	return body;
 }
@@ -382,14 +435,8 @@ static void respond_waits(struct api_ctx *c, struct http_req *r, struct waits_re
 	snprintf(key, sizeof(key), "waits v=%d t=%u f=%llu to=%llu top=%llu", a->view, a->task,
 		 (unsigned long long)a->from, (unsigned long long)a->to,
 		 (unsigned long long)a->top);
-	struct api_blob *b = api_cache_render(c->cache, a->x->ref, key, waits_render, a);
-	if (b)
-		api_cache_respond(
-		    r, b, a->view == WV_FOLDED ? "text/plain; charset=utf-8" : "application/json");
-	else if (a->e.code)
-		http_respond_oob_err(r, &a->e);
-	else
-		http_respond_error(r, 500, "internal", "the view could not be built");
+	api_cache_serve(c->cache, r, a->x->ref, key, waits_render, a,
+			a->view == WV_FOLDED ? "text/plain; charset=utf-8" : "application/json");
 }
 
 int api_jobs_offcpu(struct api_ctx *c, struct http_req *r, struct api_req *q)

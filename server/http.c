@@ -73,7 +73,8 @@ struct http_req {
 	char *hdr[MAX_HEADERS][2];
 	int nhdr;
 	void (*deferred)(void *ctx, struct http_req *r); /* see http_defer */
-	struct http_req *next;				 /* in the compute queue */
+	int *detached;		 /* set while deferred runs on a compute thread: see http_detach */
+	struct http_req *next;	 /* in the compute queue */
 	struct local_req *local; /* set instead of conn by http_serve_local */
 	char *err_body;		 /* the last error body, for raw_refuse */
 	int raw_sent;		 /* raw_refuse wrote the response itself */
@@ -146,6 +147,22 @@ int http_req_responded(const struct http_req *r)
 void http_defer(struct http_req *r, void (*fn)(void *ctx, struct http_req *r))
 {
 	r->deferred = fn;
+}
+
+int http_req_detachable(const struct http_req *r)
+{
+	return r->detached != NULL;
+}
+
+int http_detach(struct http_req *r)
+{
+	if (!r->detached || !http_req_responded(r))
+		return -1;
+	int *flag = r->detached;
+	r->detached = NULL;
+	*flag = 1;
+	MHD_resume_connection(r->conn); /* r may be gone from here on */
+	return 0;
 }
 
 void http_add_header(struct http_req *r, const char *name, const char *value)
@@ -508,8 +525,12 @@ static void *compute_main(void *arg)
 		if (!p->head)
 			p->tail = NULL;
 		pthread_mutex_unlock(&p->lock);
+		struct MHD_Connection *conn = r->conn;
+		int detached = 0;
+		r->detached = &detached;
 		r->deferred(s->ctx, r);
-		MHD_resume_connection(r->conn);
+		if (!detached)
+			MHD_resume_connection(conn);
 		pthread_mutex_lock(&p->lock);
 	}
 	pthread_mutex_unlock(&p->lock);

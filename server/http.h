@@ -127,6 +127,16 @@ int http_req_responded(const struct http_req *r);
  */
 void http_defer(struct http_req *r, void (*fn)(void *ctx, struct http_req *r));
 
+/*
+ * From a deferred fn that has responded: the response goes out now while fn
+ * goes on (a view build that outlives its request, answered 202 meanwhile).
+ * fn must not touch r, nor anything r or its handler data own, afterwards.
+ * 0, or -1 when r is not on a compute thread (http_req_detachable) or has
+ * not responded; fn then keeps r.
+ */
+int http_detach(struct http_req *r);
+int http_req_detachable(const struct http_req *r);
+
 /* Adds a header to the coming response (up to 8; name and value copied). */
 void http_add_header(struct http_req *r, const char *name, const char *value);
 /*

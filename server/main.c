@@ -215,8 +215,9 @@ static int start(struct server *s, struct oob_err *err)
 
 static void stop(struct server *s)
 {
-	http_stop(s->http); /* no request is running after this */
-	node_stop(s->node); /* claims no more */
+	api_cache_close(s->api.cache); /* view builds stop at their next read */
+	http_stop(s->http);	       /* no request is running after this */
+	node_stop(s->node);	       /* claims no more */
 	job_pool_free(s->pool);
 	/* What this node claimed and did not start goes back to the others. */
 	if (s->node && catalog_job_release(s->cat, NULL) > 0)

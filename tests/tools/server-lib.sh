@@ -134,6 +134,30 @@ stream_held() {
 	} | curl -s -T - "$SRV_URL/api/v1/traces?name=$4&stream=1"
 }
 
+# spike_system_job: the Spike full-system run ($GEN/readers/spike.log with
+# vmlinux, /init and /prog) as a job of the running server: sets LOG, S (the
+# Spike fixtures), BINS (the binaries' ids, comma-separated), TR (the
+# trace's id) and JOB (done). Returns 1 after a SKIP line (an input is
+# missing) or a FAIL line (the job did not finish).
+spike_system_job() {
+	LOG=$GEN/readers/spike.log
+	S=$SHARED/fixtures/spike
+	for _f in "$LOG" "$GEN/vmlinux" "$S/init" "$S/prog"; do
+		[ -e "$_f" ] || { skip all "missing $_f"; return 1; }
+	done
+	BINS=
+	for _b in "$GEN/vmlinux" "$S/init" "$S/prog"; do
+		curl -s -T "$_b" "$SRV_URL/api/v1/binaries?name=$(basename "$_b")" >"$W/bin.json"
+		BINS="$BINS${BINS:+, }$(jq_py "$W/bin.json" 'j["id"]')"
+	done
+	curl -s -T "$LOG" "$SRV_URL/api/v1/traces?name=spike" >"$W/trace.json"
+	TR=$(jq_py "$W/trace.json" 'j["id"]')
+	curl -s -d "{\"trace\": $TR, \"binaries\": [$BINS]}" "$SRV_URL/api/v1/jobs" >"$W/job0.json"
+	JOB=$(jq_py "$W/job0.json" 'j["id"]')
+	_s=$(wait_job "$JOB" 600)
+	[ "$_s" = done ] || { fail job "state $_s"; return 1; }
+}
+
 # pick_inputs: sets TRACE and ELF (and ELF2, maybe empty) to a real trace and
 # its binary: a generated program (tests/gen/progs/mixed) when present, else
 # the first 250,000 lines of the Spike fixture with /init. Returns 1 if none.
