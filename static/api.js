@@ -40,6 +40,28 @@ export async function getJSON(path) {
   return resp.json();
 }
 
+// Something the server may build for seconds (timeline, windows, off-CPU,
+// critical path, exports): asked with "Prefer: respond-async", so a long
+// build is answered 202 with its progress ({done, total, unit, elapsed}),
+// handed to onProgress, and asked again after Retry-After until the answer
+// comes. Resolves to that answer's Response (ok or not).
+export async function fetchBuilt(path, onProgress = () => {}) {
+  for (;;) {
+    const resp = await fetch(path, { headers: { ...authHeaders(), Prefer: 'respond-async, wait=1' } });
+    if (resp.status !== 202) return resp;
+    onProgress(await resp.json());
+    const after = Number(resp.headers.get('Retry-After')) || 1;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(after, 10) * 1000));
+  }
+}
+
+// A JSON view asked as fetchBuilt does.
+export async function getView(path, onProgress = () => {}) {
+  const resp = await fetchBuilt(path, onProgress);
+  if (!resp.ok) throw await errorOf(resp);
+  return resp.json();
+}
+
 export async function postJSON(path, body) {
   const resp = await fetch(path, {
     method: 'POST',

@@ -8,7 +8,7 @@
 // (flamegraph.default() makes a chart, flamegraph.tooltip has the tooltip);
 // its own search builds a RegExp from the text, so a plain substring matcher
 // is installed instead; new data is shown with chart.update(data).
-import { exportURL, getJSON, getToken, speedscopeURL } from './api.js';
+import { exportURL, fetchBuilt, getJSON, getView, speedscopeURL } from './api.js';
 import { ORDERS, keyboardFrames, screenTooltip } from './flame.js';
 import { drawSandwich } from './sandwich.js';
 import { drawAnnotate } from './annotate.js';
@@ -222,8 +222,9 @@ export function renderJob(main, id) {
       p.set('max_nodes', state.maxNodes);
       return `/api/v1/jobs/${id}/flamegraph?${p}`;
     };
-    const shown = await getJSON(q(state.metric));
-    const insns = state.metric === 'instructions' ? shown : await getJSON(q('instructions'));
+    // a window's graphs are built from the stack events: seconds on a long run
+    const shown = await getView(q(state.metric));
+    const insns = state.metric === 'instructions' ? shown : await getView(q('instructions'));
     return [shown, insns];
   }
 
@@ -280,7 +281,7 @@ export function renderJob(main, id) {
     try {
       const p = filterParams(state.metric);
       p.set('limit', 10000000);
-      top = await getJSON(`/api/v1/jobs/${id}/top?${p}`);
+      top = await getView(`/api/v1/jobs/${id}/top?${p}`);
     } catch (e) {
       if (seq === tableSeq) box.replaceChildren(message(e.message));
       return;
@@ -402,8 +403,9 @@ export function renderJob(main, id) {
   const exportOpts = { clock_hz: '', min_duration: '' };
 
   // An export is made when asked (a replay of the stack events: seconds
-  // on long runs): fetched here with a spinner, the elapsed time and the
-  // bytes received, then saved under the server's file name.
+  // on long runs): fetched here with a spinner, the elapsed time, the
+  // server's progress while it builds and the bytes received, then saved
+  // under the server's file name.
   const exportStatus = el('p', { id: 'export-status', 'aria-live': 'polite' });
   async function saveExport(ev, f, label) {
     if (ev.ctrlKey || ev.metaKey || ev.shiftKey || !window.ReadableStream) return;
@@ -411,8 +413,7 @@ export function renderJob(main, id) {
     const wait = spinner(`Preparing ${label}…`);
     exportStatus.replaceChildren(wait.el);
     try {
-      const t = getToken();
-      const resp = await fetch(ev.currentTarget.href, { headers: t ? { Authorization: 'Bearer ' + t } : {} });
+      const resp = await fetchBuilt(ev.currentTarget.href, wait.progress);
       if (!resp.ok) throw new Error(`${label}: HTTP ${resp.status}: ${(await resp.text()).slice(0, 200)}`);
       const reader = resp.body.getReader();
       const parts = [];

@@ -11,8 +11,8 @@
 // (GET /api/v1/jobs/<id>/path, over the selection if any): a lane of its
 // steps above the harts, and the hart intervals it ran in outlined. Under
 // the lanes, the stack over time per hart or per process (slices.js).
-import { getJSON } from './api.js';
-import { el, message, num, percent, spinner } from './util.js';
+import { getView } from './api.js';
+import { buildProgress, el, message, num, percent, spinner } from './util.js';
 import { frameColor } from './colors.js';
 import { sliceChart } from './slices.js';
 
@@ -138,8 +138,11 @@ function stackList(data) {
 }
 
 function drawFlame(box, url, title, withStacks = false) {
-  box.replaceChildren(el('h3', {}, title), el('div', { id: 'timeline-flame' }));
-  getJSON(url).then((data) => {
+  const wait = spinner('Building…');
+  box.replaceChildren(el('h3', {}, title), wait.el, el('div', { id: 'timeline-flame' }));
+  getView(url, wait.progress).then((data) => {
+    wait.stop();
+    wait.el.remove();
     if (withStacks) box.append(stackList(data));
     const width = Math.max(400, box.clientWidth - 10);
     const chart = flamegraph.default().width(width).cellHeight(18).minFrameSize(1)
@@ -148,7 +151,10 @@ function drawFlame(box, url, title, withStacks = false) {
         `${d.data.name}: ${num(d.data.value)} ${data.metric}, ${num(d.data.calls)} calls`));
     d3.select('#timeline-flame').datum(data).call(chart);
     box.dataset.value = String(data.value);
-  }).catch((e) => box.append(message(e.message)));
+  }).catch((e) => {
+    wait.stop();
+    wait.el.replaceWith(message(e.message));
+  });
 }
 
 // What the colours mean: one hue per process (blues in the kernel, oranges
@@ -331,7 +337,8 @@ export function renderTimeline(main, id) {
   async function load(from, to, first) {
     const px = (to - from) / (width() - LABEL);
     try {
-      const d = await getJSON(timelineURL(id, first ? null : from, first ? null : to, px));
+      const d = await getView(timelineURL(id, first ? null : from, first ? null : to, px),
+        first ? wait.progress : () => {});
       if (!alive) return;
       doc = d;
       if (first) {
@@ -360,7 +367,9 @@ export function renderTimeline(main, id) {
       q.set('to', selection.dataset.to);
     }
     try {
-      path = await getJSON(`/api/v1/jobs/${id}/path?${q}`);
+      pathStatus.textContent = 'Building the critical path…';
+      path = await getView(`/api/v1/jobs/${id}/path?${q}`,
+        (p) => { pathStatus.textContent = `Building the critical path… ${buildProgress(p)}`; });
       const run = path.steps.filter((st) => st.kind === 'running').length;
       pathStatus.textContent = `${path.steps.length} steps (${run} running, ${num(path.running)} of ${num(path.span)} ${path.axis} spent running)`;
       if (doc) render();
@@ -373,7 +382,7 @@ export function renderTimeline(main, id) {
 
   // First the extent (everything merged to one interval per lane), then the
   // whole run at one pixel's resolution.
-  getJSON(timelineURL(id, null, null, 1e18)).then((d) => load(d.start, d.end, true))
+  getView(timelineURL(id, null, null, 1e18), wait.progress).then((d) => load(d.start, d.end, true))
     .catch((e) => { wait.stop(); status.replaceWith(message(e.message)); });
   return () => { alive = false; clearTimeout(timer); wait.stop(); };
 }

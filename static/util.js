@@ -132,14 +132,29 @@ export function progressLabel(pr) {
     (pr.eta !== null ? `, ETA ${duration(pr.eta)}` : '');
 }
 
+// What a server-side build has done (a 202 of getView): "37.00% (143.0 MiB
+// of 369.8 MiB of stack events)". Each pass of a build adds to the total.
+export function buildProgress(p) {
+  if (!p || !p.total) return '';
+  const unit = p.unit === 'bytes of stack events' ? ' of stack events' : '';
+  return `${percent(p.done, p.total)} (${bytes(p.done)} of ${bytes(p.total)}${unit})`;
+}
+
 // A spinner and the seconds since start, updated until stop() is called:
 // for waits whose length nobody knows in advance (timeline, exports).
+// progress(p) adds what the server says of its build (buildProgress).
 export function spinner(what) {
   const t0 = Date.now();
+  let done = '';
   const text = el('span', {}, what);
   const box = el('span', { class: 'spinner-box', role: 'status' }, el('span', { class: 'spinner', 'aria-hidden': 'true' }), ' ', text);
-  const tick = () => { text.textContent = `${what} ${duration((Date.now() - t0) / 1000)}`; };
+  const tick = () => { text.textContent = `${what} ${duration((Date.now() - t0) / 1000)}${done ? ', ' + done : ''}`; };
   tick();
   const timer = setInterval(tick, 250);
-  return { el: box, stop: () => clearInterval(timer), elapsed: () => (Date.now() - t0) / 1000 };
+  return {
+    el: box,
+    stop: () => clearInterval(timer),
+    elapsed: () => (Date.now() - t0) / 1000,
+    progress: (p) => { done = buildProgress(p); tick(); },
+  };
 }

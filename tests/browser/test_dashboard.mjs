@@ -125,6 +125,26 @@ async function main() {
       check(/folded/.test(dl.suggestedFilename()), `file name ${dl.suggestedFilename()}`);
       return `${dl.suggestedFilename()}: ${want.length} bytes`;
     });
+    await R.run('an export answered 202 shows the build\'s progress, then saves the whole file', async () => {
+      // wait=0: the server answers 202 at its first read of the stack events
+      await page.route('**/export/perfetto*', (route) => route.continue({
+        headers: { ...route.request().headers(), prefer: 'respond-async, wait=0' } }));
+      const link = page.locator('#exports a[data-export="perfetto"]');
+      const href = new URL(await link.getAttribute('href'), srv.url).href;
+      const seen = [];
+      const watch = setInterval(async () => {
+        const t = await page.locator('#export-status').textContent().catch(() => '');
+        if (/of stack events\)/.test(t)) seen.push(t);
+      }, 50);
+      const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 120000 }), link.click()]);
+      clearInterval(watch);
+      await page.unroute('**/export/perfetto*');
+      const got = fs.readFileSync(await dl.path());
+      const want = Buffer.from(await (await fetch(href)).arrayBuffer());
+      check(seen.length > 0, 'no progress shown while the export was built');
+      check(got.equals(want) && got.length > 1000, `saved ${got.length} bytes, the API gives ${want.length}`);
+      return `${seen[0]}; ${dl.suggestedFilename()}: ${got.length} bytes`;
+    });
     await R.run('re-run: the same uploads and bases, the new options', async () => {
       await page.goto(`${srv.url}/#/`);
       await page.click(`tr[data-job="${job.id}"] button.rerun`);

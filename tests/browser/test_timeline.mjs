@@ -301,6 +301,33 @@ async function main() {
       await page.goBack();
       return `[${from}, ${to}): ${root} instructions`;
     });
+    await R.run('a build answered 202 shows its progress, then the path it built', async () => {
+      // wait=0: the server answers the first request 202 at its first read of
+      // the stack events; top=4 makes the view one no request built before
+      await page.route('**/path?*', (route) => {
+        const u = new URL(route.request().url());
+        u.searchParams.set('top', '4');
+        route.continue({ url: u.toString(), headers: { ...route.request().headers(), prefer: 'respond-async, wait=0' } });
+      });
+      await page.goto(`${srv.url}/#/jobs/${job.id}/timeline`);
+      await page.waitForSelector('#timeline rect.iv');
+      const off = await api(srv.url, 'GET', `/api/v1/jobs/${job.id}/offcpu`);
+      const woken = off.waits.filter((w) => w.waker && w.pid !== null && w.pid > 0);
+      const pid = woken[woken.length - 1].pid;
+      await page.fill('#timeline-path-task', String(pid));
+      await page.click('#timeline-path-show');
+      await page.waitForFunction(() => /of stack events\)$/.test(document.querySelector('#timeline-path-status').textContent),
+        null, { timeout: 30000 });
+      const building = await page.locator('#timeline-path-status').textContent();
+      const m = /(\d+\.\d+)% \(/.exec(building);
+      check(m && Number(m[1]) > 0 && Number(m[1]) <= 100, `status while building: ${building}`);
+      await page.waitForSelector('#timeline .lane-path rect.iv', { timeout: 60000 });
+      const doc = await api(srv.url, 'GET', `/api/v1/jobs/${job.id}/path?task=${pid}&top=4`);
+      const n = await page.locator('#timeline .lane-path rect.iv').count();
+      check(n === doc.steps.length, `${n} steps drawn, API ${doc.steps.length}`);
+      await page.unroute('**/path?*');
+      return building;
+    });
     await goCase(page, srv);
     await checkClean(R, br, errors);
   } finally {
