@@ -20,12 +20,13 @@
 #define VARINT_MAX  10
 #define MAX_HARTS   65536
 #define TAG_BLOCK   1 /* records without cycles */
-#define TAG_BLOCK_C 2 /* records with cycles */
+#define TAG_BLOCK_C 2 /* records with cycles, varint deltas (OOBIDX1; read only) */
 #define TAG_CKP	    3
+#define TAG_BLOCK_P 4 /* records with cycles, bit-packed deltas */
 #define F_CYCLES    1u
 #define F_SEEN	    2u /* a batch was seen (F_CYCLES means something) */
 
-static const char magic[8] = "OOBIDX1", tail_magic[8] = "OOBIDXE";
+static const char magic[8] = "OOBIDX2", tail_magic[8] = "OOBIDXE";
 
 /* ---- writing ---- */
 
@@ -48,6 +49,7 @@ struct evidx_writer {
 	size_t ndir, cap_dir;
 	size_t used;
 	uint8_t *buf;
+	uint64_t delta[TRACE_BATCH_MAX];
 	uint8_t scratch[BUF_SIZE];
 };
 
@@ -160,6 +162,93 @@ static void checkpoint(struct evidx_writer *w)
 	wput(w, w->scratch, (size_t)(p - w->scratch));
 }
 
+static unsigned bits_of(uint64_t v)
+{
+	return v ? 64 - (unsigned)__builtin_clzll(v) : 0;
+}
+
+/* The width that packs d[0..n) smallest, the values wider than it going to
+ * the exception list at about 2 + their varint bytes each: a stall among
+ * single-cycle steps costs one exception, not a wider slot for all. */
+static unsigned pack_width(const uint64_t *d, uint32_t n)
+{
+	uint64_t count[65] = {0}, bytes[65] = {0};
+	for (uint32_t i = 0; i < n; i++) {
+		unsigned b = bits_of(d[i]);
+		count[b]++;
+		bytes[b] += 2 + (b + 6) / 7;
+	}
+	uint64_t best = UINT64_MAX, wider = 0;
+	unsigned k = 64;
+	for (int w = 64; w >= 0; w--) {
+		uint64_t cost = ((uint64_t)n * (unsigned)w + 7) / 8 + wider;
+		if (cost <= best) {
+			best = cost;
+			k = (unsigned)w;
+		}
+		wider += bytes[w];
+	}
+	return k;
+}
+
+/* LSB-first bits into bytes; fewer than 8 bits pending between calls. */
+struct bitw {
+	uint8_t *p;
+	uint64_t acc;
+	unsigned nbits;
+};
+
+static void put_bits(struct bitw *bw, uint64_t v, unsigned k)
+{
+	bw->acc |= v << bw->nbits;
+	for (bw->nbits += k; bw->nbits >= 8; bw->nbits -= 8, bw->acc >>= 8)
+		*bw->p++ = (uint8_t)bw->acc;
+}
+
+/* A block's cycles (TAG_BLOCK_P, docs/formats/EVIDX.md): first and largest
+ * cycle, then the n - 1 deltas (cycle - previous; zigzagged when one is
+ * negative) packed at k bits, LSB first, those wider than k as exceptions
+ * (index gap, value) before them. */
+static uint8_t *put_cycles(struct evidx_writer *w, uint8_t *p, const uint64_t *cyc, uint32_t n)
+{
+	uint64_t max = cyc[0];
+	int zz = 0;
+	for (uint32_t i = 1; i < n; i++) {
+		zz |= cyc[i] < cyc[i - 1];
+		max = cyc[i] > max ? cyc[i] : max;
+	}
+	for (uint32_t i = 1; i < n; i++)
+		w->delta[i - 1] =
+		    zz ? oobt_zz((int64_t)(cyc[i] - cyc[i - 1])) : cyc[i] - cyc[i - 1];
+	unsigned k = pack_width(w->delta, n - 1);
+	uint64_t ne = 0, lim = k == 64 ? UINT64_MAX : (1ull << k) - 1;
+	for (uint32_t i = 0; i + 1 < n; i++)
+		ne += w->delta[i] > lim;
+	p = oobt_put_varint(p, cyc[0]);
+	p = oobt_put_varint(p, max);
+	p = oobt_put_varint(p, (uint64_t)k << 1 | (uint64_t)zz);
+	p = oobt_put_varint(p, ne);
+	for (uint32_t i = 0, last = 0; i + 1 < n; i++)
+		if (w->delta[i] > lim) {
+			p = oobt_put_varint(p, i - last);
+			p = oobt_put_varint(p, w->delta[i]);
+			last = i + 1;
+		}
+	struct bitw bw = {p, 0, 0};
+	for (uint32_t i = 0; i + 1 < n; i++) {
+		uint64_t v = w->delta[i] > lim ? 0 : w->delta[i];
+		if (k > 56) { /* the accumulator holds 7 pending bits + 57 */
+			put_bits(&bw, v & 0xffffffffu, 32);
+			put_bits(&bw, v >> 32, k - 32);
+		} else {
+			put_bits(&bw, v, k);
+		}
+	}
+	if (bw.nbits)
+		*bw.p++ = (uint8_t)bw.acc;
+	return bw.p;
+}
+
 void evidx_batch(void *ctx, const struct trace_batch *b, uint64_t gseq)
 {
 	struct evidx_writer *w = ctx;
@@ -177,15 +266,13 @@ void evidx_batch(void *ctx, const struct trace_batch *b, uint64_t gseq)
 	/* payload first (cycles), then the block's head before it */
 	uint8_t *p = w->scratch;
 	if (b->cycle) {
-		p = oobt_put_varint(p, b->cycle[0]);
-		for (uint32_t i = 1; i < b->n; i++)
-			p = oobt_put_varint(p, oobt_zz((int64_t)(b->cycle[i] - b->cycle[i - 1])));
+		p = put_cycles(w, p, b->cycle, b->n);
 		h->tlast = h->last_rec_cycle = b->cycle[b->n - 1];
 	} else {
 		h->tlast = gseq + b->n - 1;
 	}
 	uint8_t head[6 * VARINT_MAX], *q = head;
-	q = oobt_put_varint(q, b->cycle ? TAG_BLOCK_C : TAG_BLOCK);
+	q = oobt_put_varint(q, b->cycle ? TAG_BLOCK_P : TAG_BLOCK);
 	q = oobt_put_varint(q, (uint64_t)(p - w->scratch));
 	q = oobt_put_varint(q, b->hart);
 	q = oobt_put_varint(q, b->n);

@@ -22,9 +22,11 @@
 #define TAG_BLOCK   1
 #define TAG_BLOCK_C 2
 #define TAG_CKP	    3
+#define TAG_BLOCK_P 4
 #define F_CYCLES    1u
 
-static const char magic[8] = "OOBIDX1", tail_magic[8] = "OOBIDXE";
+/* OOBIDX1 (varint cycle deltas) is still read. */
+static const char magic[8] = "OOBIDX2", magic_v1[8] = "OOBIDX1", tail_magic[8] = "OOBIDXE";
 
 struct ckh {
 	uint64_t events, insn, cycle, seq, records, tlast;
@@ -59,6 +61,8 @@ struct evidx {
 	struct ckp *c;
 	size_t nc;
 	struct evlog_resume_hart *rh; /* evidx_seek's answer */
+	uint64_t *exc;		      /* a packed block's exceptions: index, value */
+	size_t exc_cap;
 	struct cursor cur;
 };
 
@@ -203,7 +207,7 @@ static struct evidx *open_fd(int fd, const char *path, struct oob_err *err)
 	ix->fd = fd;
 	ix->cur.fd = fd;
 	if (fstat(fd, &st) < 0 || oob_pread_all(fd, head, HEADER, 0) < 0 ||
-	    memcmp(head, magic, 8) != 0) {
+	    (memcmp(head, magic, 8) != 0 && memcmp(head, magic_v1, 8) != 0)) {
 		corrupt(err, path, "not an oobprof event index (or another version)");
 		goto fail;
 	}
@@ -258,6 +262,7 @@ void evidx_free(struct evidx *ix)
 	free(ix->c);
 	free(ix->h);
 	free(ix->rh);
+	free(ix->exc);
 	if (ix->fd >= 0)
 		close(ix->fd);
 	free(ix);
@@ -291,6 +296,71 @@ int evidx_hart_events(const struct evidx *ix, unsigned hart, uint64_t *first, ui
 
 /* ---- time to record index ---- */
 
+static int cur_byte(struct cursor *c, uint8_t *b)
+{
+	if (cur_fill(c, 1) < 0 || c->pos == c->len)
+		return -EINVAL;
+	*b = c->buf[c->pos++];
+	return 0;
+}
+
+/* k bits, LSB first, from the cursor; acc/nbits hold what is pending. */
+static int cur_bits(struct cursor *c, unsigned k, uint64_t *acc, unsigned *nbits, uint64_t *v)
+{
+	*v = 0;
+	for (unsigned got = 0; got < k;) {
+		uint8_t b;
+		if (!*nbits) {
+			if (cur_byte(c, &b) < 0)
+				return -EINVAL;
+			*acc = b;
+			*nbits = 8;
+		}
+		unsigned take = k - got < *nbits ? k - got : *nbits;
+		*v |= (*acc & ((1u << take) - 1)) << got;
+		*acc >>= take;
+		*nbits -= take;
+		got += take;
+	}
+	return 0;
+}
+
+/* The first record of a packed block (TAG_BLOCK_P, after its head) whose
+ * cycle is >= t: 1 and *i, *cy; 0 when every cycle is below t (the block is
+ * skipped without decoding its deltas); -EINVAL for a damaged block. */
+static int packed_find(struct evidx *ix, uint64_t len, uint64_t n, uint64_t t, uint64_t *i,
+		       uint64_t *cy)
+{
+	struct cursor *c = &ix->cur;
+	uint64_t at = cur_tell(c), max, k, ne;
+	if (cur_varint(c, cy) < 0 || cur_varint(c, &max) < 0)
+		return -EINVAL;
+	if (max < t)
+		return cur_tell(c) - at > len ? -EINVAL : cur_skip(c, len - (cur_tell(c) - at));
+	if (cur_varint(c, &k) < 0 || cur_varint(c, &ne) < 0 || k >> 1 > 64 || ne >= n)
+		return -EINVAL;
+	int zz = k & 1;
+	k >>= 1;
+	oob_xgrow((void **)&ix->exc, &ix->exc_cap, 2 * ne + 2, sizeof(*ix->exc));
+	for (uint64_t j = 0, pos = 0; j < ne; j++, pos++) {
+		uint64_t gap;
+		if (cur_varint(c, &gap) < 0 || cur_varint(c, &ix->exc[2 * j + 1]) < 0 ||
+		    gap >= n - 1 - pos)
+			return -EINVAL;
+		ix->exc[2 * j] = pos += gap;
+	}
+	uint64_t acc = 0, v, e = 0;
+	unsigned nbits = 0;
+	for (*i = 0; *cy < t;) {
+		if (++*i >= n || cur_bits(c, (unsigned)k, &acc, &nbits, &v) < 0)
+			return -EINVAL; /* max said a cycle >= t is here */
+		if (e < ne && ix->exc[2 * e] == *i - 1)
+			v = ix->exc[2 * e++ + 1];
+		*cy += zz ? (uint64_t)oobt_unzz(v) : v;
+	}
+	return 1;
+}
+
 /* Scans hart's blocks from the cursor; see evidx_pos. */
 static int scan_blocks(struct evidx *ix, unsigned hart, uint64_t t, uint64_t *pos, uint64_t *cyc)
 {
@@ -305,8 +375,8 @@ static int scan_blocks(struct evidx *ix, unsigned hart, uint64_t t, uint64_t *po
 				return -EINVAL;
 			continue;
 		}
-		if ((tag != TAG_BLOCK && tag != TAG_BLOCK_C) || cur_varint(c, &h) < 0 ||
-		    cur_varint(c, &n) < 0 || cur_varint(c, &insn0) < 0 ||
+		if ((tag != TAG_BLOCK && tag != TAG_BLOCK_C && tag != TAG_BLOCK_P) ||
+		    cur_varint(c, &h) < 0 || cur_varint(c, &n) < 0 || cur_varint(c, &insn0) < 0 ||
 		    cur_varint(c, &seq0) < 0 || n == 0 || n > (1u << 20))
 			return -EINVAL;
 		if (h != hart) {
@@ -320,6 +390,18 @@ static int scan_blocks(struct evidx *ix, unsigned hart, uint64_t t, uint64_t *po
 			if (t <= seq0 + n - 1) {
 				*pos = insn0 + (t > seq0 ? t - seq0 : 0);
 				*cyc = 0;
+				return 0;
+			}
+			continue;
+		}
+		if (tag == TAG_BLOCK_P) {
+			uint64_t i, cy;
+			int found = packed_find(ix, len, n, t, &i, &cy);
+			if (found < 0)
+				return -EINVAL;
+			if (found) {
+				*pos = insn0 + i;
+				*cyc = cy;
 				return 0;
 			}
 			continue;
