@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_nonlocal.sh: exact stacks through non-local control flow (issue 15).
 # The programs of tests/fixtures/progs/nonlocal (tests/tools/gen-nonlocal.sh:
-# longjmp/siglongjmp, signals, C++ exceptions, pthread_exit; static and PIE)
+# longjmp/siglongjmp, signals, C++ exceptions, pthread_exit, ucontext
+# coroutines; static and PIE)
 # print the chain every probe ran under; tests/tools/stack_truth.py compares
 # oobprof's folded stacks with them, per program and trace kind:
 #   oobt   the plugin's trace (pc + instruction bits)
@@ -48,9 +49,14 @@ nl_thread.oobt:depth nl_thread.exec:depth nl_thread.trv:depth nl_thread-pie.oobt
 nl_thread.oobt:probes nl_thread.exec:probes nl_thread.trv:probes nl_thread-pie.oobt:probes nl_thread-pie.exec:probes nl_thread-pie.trv:probes
 nl_except.oobt:probes nl_except.oobt:depth nl_except.exec:probes nl_except.exec:depth nl_except.trv:probes nl_except.trv:depth
 nl_except-pie.oobt:probes nl_except-pie.oobt:depth nl_except-pie.exec:probes nl_except-pie.exec:depth nl_except-pie.trv:probes nl_except-pie.trv:depth
+nl_ucontext.oobt:calls nl_ucontext.oobt:self nl_ucontext.exec:calls nl_ucontext.exec:self nl_ucontext.trv:calls nl_ucontext.trv:self
+nl_ucontext.sp:calls nl_ucontext.sp:self nl_ucontext.sponly:calls nl_ucontext.sponly:self
+nl_ucontext-pie.oobt:calls nl_ucontext-pie.oobt:self nl_ucontext-pie.exec:calls nl_ucontext-pie.exec:self nl_ucontext-pie.trv:calls nl_ucontext-pie.trv:self
+nl_ucontext-pie.sp:calls nl_ucontext-pie.sp:self nl_ucontext-pie.sponly:calls nl_ucontext-pie.sponly:self
 goprobe.oobt:probes goprobe.oobt:calls goprobe.oobt:self goprobe.oobt:depth goprobe.trv:probes goprobe.trv:calls goprobe.trv:self goprobe.trv:depth"
 
-PROGRAMS="nl_longjmp nl_longjmp-pie nl_signal nl_signal-pie nl_except nl_except-pie nl_thread nl_thread-pie"
+PROGRAMS="nl_longjmp nl_longjmp-pie nl_signal nl_signal-pie nl_except nl_except-pie nl_thread nl_thread-pie
+nl_ucontext nl_ucontext-pie"
 
 pass() { echo "PASS: $T: $1"; }
 fail() { echo "FAIL: $T: $1: $2"; }
@@ -181,6 +187,10 @@ for n in $PROGRAMS; do
 			# the plugin's sp with two threads of a PIE goes wrong at a few
 			# instructions (a value put late); the pc-only rules cover them
 			skip "$n.sponly: landings decided by sp" "known gap: $(grep -E 'sp_landings|repairs_unknown' "$w/$n.sponly.stats" | tr '\n' ' ')"
+		elif [ "${n%-pie}" = nl_ucontext ]; then
+			# swapcontext moves sp to another stack: no frame of the old
+			# one lies below it, so the landing is not sp's to decide
+			skip "$n.sponly: landings decided by sp" "known gap (issue 15, stack switches): $(grep -E 'sp_landings|repairs_un' "$w/$n.sponly.stats" | tr '\n' ' ')"
 		else
 			fail "$n.sponly: landings decided by sp" "$(grep -E 'sp_landings|repairs' "$w/$n.sponly.stats" | tr '\n' ' ')"
 		fi

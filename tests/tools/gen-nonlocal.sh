@@ -1,7 +1,7 @@
 #!/bin/sh
-# gen-nonlocal.sh OUTDIR: the programs of tests/fixtures/progs/nonlocal (longjmp,
-# signals, C++ exceptions, pthread_exit; issue 15), built for RISC-V static and
-# PIE, and traced under qemu-riscv64. For every program NAME (NAME-pie: PIE),
+# gen-nonlocal.sh OUTDIR: the programs of tests/fixtures/progs/nonlocal
+# (longjmp, signals, C++ exceptions, pthread_exit, ucontext coroutines; issue
+# 15), built for RISC-V static and PIE, and traced under qemu-riscv64. For every program NAME (NAME-pie: PIE),
 # OUTDIR/nonlocal/ gets:
 #   NAME            the ELF
 #   NAME.oobt       its trace by the plugin (OUTDIR/progs/oobtrace.so, built by
@@ -223,7 +223,9 @@ nl_signal-pie:pie:nl_signal.c
 nl_except:static:nl_except.cc
 nl_except-pie:pie:nl_except.cc
 nl_thread:static:nl_thread.c
-nl_thread-pie:pie:nl_thread.c"
+nl_thread-pie:pie:nl_thread.c
+nl_ucontext:static:nl_ucontext.c
+nl_ucontext-pie:pie:nl_ucontext.c"
 
 for line in $PROGRAMS; do
 	name=${line%%:*}
