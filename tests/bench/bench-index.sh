@@ -5,7 +5,8 @@
 # (the viewer's two requests: the extent, then the whole run at 2000
 # pixels), each with the timeline summaries (lod), with the index only (the
 # summaries moved away) and with the whole log's replay (the index moved
-# away too, as jobs of older oobprofd are served). The server keeps up to
+# away too, as jobs of older oobprofd are served), each on a restarted
+# server (no rendering cached). The server keeps up to
 # BENCH_MAX_EVENTS stack events (default 4 × 10^9, --max-events' most:
 # a 10 G-instruction job needs more than the server's default). Prints
 # figures; never passes or fails on timing. Called by run-bench.sh and
@@ -18,16 +19,23 @@ srv=$OOB_BUILDDIR/oobprofd
 dir=$(mktemp -d "${TMPDIR:-/tmp}/oobprof-bench-index.XXXXXX") || exit 1
 port=$((20000 + $$ % 20000))
 url=http://127.0.0.1:$port
-"$srv" --data "$dir/data" --listen "127.0.0.1:$port" --workers 1 \
-	--max-events "${BENCH_MAX_EVENTS:-4000000000}" >"$dir/srv.log" 2>&1 &
-pid=$!
+pid=
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
-i=0
-until curl -sf "$url/api/v1/health" >/dev/null; do
-	i=$((i + 1))
-	[ $i -gt 100 ] && { echo "bench-index: oobprofd did not start: $(cat "$dir/srv.log")"; exit 0; }
-	sleep 0.1
-done
+# start_srv: (re)starts the server on the same data: a fresh one has no
+# rendering cached, so each variant below builds its views.
+start_srv() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	"$srv" --data "$dir/data" --listen "127.0.0.1:$port" --workers 1 \
+		--max-events "${BENCH_MAX_EVENTS:-4000000000}" >>"$dir/srv.log" 2>&1 &
+	pid=$!
+	i=0
+	until curl -sf "$url/api/v1/health" >/dev/null; do
+		i=$((i + 1))
+		[ $i -gt 100 ] && { echo "bench-index: oobprofd did not start: $(cat "$dir/srv.log")"; exit 0; }
+		sleep 0.1
+	done
+}
+start_srv
 id_of() { python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'; }
 bins=
 for b in "$@"; do
@@ -74,6 +82,7 @@ timed() { # label url
 for how in lod index replay; do
 	[ $how = index ] && mv "$res/events.lod" "$dir/lod.saved"
 	[ $how = replay ] && mv "$res/events.idx" "$dir/idx.saved"
+	start_srv
 	timed "1 % window flame graph ($how)" "$url/api/v1/jobs/$job/flamegraph?from=$a&to=$b"
 	timed "first timeline: extent ($how)" "$url/api/v1/jobs/$job/timeline?min_duration=1000000000000000000"
 	timed "first timeline, 2000 px ($how)" "$url/api/v1/jobs/$job/timeline?min_duration=$px"
