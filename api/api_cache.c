@@ -525,39 +525,3 @@ void api_cache_serve(struct api_cache *c, struct http_req *r, struct api_cache_r
 	else
 		respond_blob(r, b, ctype);
 }
-
-char *api_cache_rendered(struct api_cache *c, struct api_cache_ref *ref, const char *key,
-			 size_t *len)
-{
-	char *copy = NULL;
-	pthread_mutex_lock(&c->lock);
-	struct api_blob *b = find_blob_locked(ref, key);
-	if (b && b->data) {
-		copy = oob_xmalloc(b->len + 1);
-		memcpy(copy, b->data, b->len);
-		copy[b->len] = '\0';
-		*len = b->len;
-	}
-	pthread_mutex_unlock(&c->lock);
-	return copy;
-}
-
-void api_cache_keep_rendered(struct api_cache *c, struct api_cache_ref *ref, const char *key,
-			     const char *body, size_t len)
-{
-	if (strlen(key) >= sizeof(ref->blobs->key))
-		return;
-	char *copy = oob_xmalloc(len + 1);
-	memcpy(copy, body, len);
-	copy[len] = '\0';
-	pthread_mutex_lock(&c->lock);
-	struct api_blob *old = find_blob_locked(ref, key);
-	if (old && !old->building)
-		unlink_blob_locked(ref, old);
-	struct api_blob *b = add_blob_locked(ref, key);
-	b->data = copy;
-	b->len = len;
-	if (ref->in_table)
-		fit_budget_locked(c);
-	pthread_mutex_unlock(&c->lock);
-}

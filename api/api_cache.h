@@ -105,13 +105,6 @@ void api_cache_serve(struct api_cache *c, struct http_req *r, struct api_cache_r
 /* Cancels every build running or to come (the server stops). */
 void api_cache_close(struct api_cache *c);
 
-/* Older interface, kept for its callers: a malloc'd copy of key's rendering
- * (NULL if none), and keeping a copy of body as key's rendering. */
-char *api_cache_rendered(struct api_cache *c, struct api_cache_ref *ref, const char *key,
-			 size_t *len);
-void api_cache_keep_rendered(struct api_cache *c, struct api_cache_ref *ref, const char *key,
-			     const char *body, size_t len);
-
 /* Drops job's entry (after its results were deleted), cancelling its builds. */
 void api_cache_forget(struct api_cache *c, int64_t job);
 /* Bytes the table holds now (results and renderings). */

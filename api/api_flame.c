@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api_json.h"
 #include "util/oob_mem.h"
 
 enum { SIDE_NONE = 0, SIDE_USER = 1, SIDE_KERNEL = 2 };
@@ -297,11 +298,7 @@ char *api_flame_render(void *arg, struct api_build *b, size_t *len)
 {
 	(void)b;
 	const struct api_flame_render *a = arg;
-	json_t *j = api_flame_build(a->p, a->partial, a->o);
-	char *body = json_dumps(j, JSON_COMPACT);
-	json_decref(j);
-	*len = body ? strlen(body) : 0;
-	return body;
+	return api_json_body(api_flame_build(a->p, a->partial, a->o), len);
 }
 
 char *api_flame_folded(const struct profile *p, enum profile_metric m, int annotate, size_t *len)

@@ -151,3 +151,11 @@ int api_name_check(const char *name, struct oob_err *err)
 		    name);
 	return 0;
 }
+
+char *api_json_body(json_t *j, size_t *len)
+{
+	char *body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	*len = body ? strlen(body) : 0;
+	return body;
+}

@@ -24,6 +24,11 @@ json_t *api_json_trace(const struct catalog_trace *t);
 json_t *api_json_job(const struct catalog_job *j, const struct job_progress *progress,
 		     const struct catalog_result *r);
 
+/* j as a rendering's body (api_cache_serve's builds): compact JSON,
+ * malloc'd, *len its length; takes over j. NULL when j is NULL or cannot be
+ * serialized. */
+char *api_json_body(json_t *j, size_t *len);
+
 /* "riscv", "x86_64", "aarch64", ... from an ELF e_machine ("em_<n>" else). */
 const char *api_arch_name(unsigned machine);
 

@@ -231,16 +231,14 @@ static char *timeline_render(void *arg, struct api_build *b, size_t *len)
 	if (!j)
 		return NULL;
 	size_t n = count_intervals(j);
-	char *body = NULL;
-	if (n > API_TIMELINE_MAX_INTERVALS)
-		oob_err_set(&b->err, -EFBIG,
-			    "%zu intervals is over the bound of %d: raise min_duration or narrow "
-			    "the window",
-			    n, API_TIMELINE_MAX_INTERVALS);
-	else if ((body = json_dumps(j, JSON_COMPACT)))
-		*len = strlen(body);
+	if (n <= API_TIMELINE_MAX_INTERVALS)
+		return api_json_body(j, len);
 	json_decref(j);
-	return body;
+	oob_err_set(
+	    &b->err, -EFBIG,
+	    "%zu intervals is over the bound of %d: raise min_duration or narrow the window", n,
+	    API_TIMELINE_MAX_INTERVALS);
+	return NULL;
 }
 
 int api_jobs_timeline(struct api_ctx *c, struct http_req *r, struct api_req *q)
@@ -296,10 +294,7 @@ static char *window_render(void *arg, struct api_build *b, size_t *len)
 	profile_free(w);
 	json_object_set_new(j, "from", json_integer((json_int_t)a->o.from));
 	json_object_set_new(j, "to", a->o.to ? json_integer((json_int_t)a->o.to) : json_null());
-	char *body = json_dumps(j, JSON_COMPACT);
-	json_decref(j);
-	*len = body ? strlen(body) : 0;
-	return body;
+	return api_json_body(j, len);
 }
 
 static void serve_window(struct api_ctx *c, struct http_req *r, int64_t id,
@@ -406,12 +401,7 @@ static char *waits_body(const struct waits_render *a, const struct waits *w, str
 	}
 	if (j && a->view != WV_FLAME)
 		json_object_set_new(j, "partial", json_boolean(x->partial));
-	if (j) {
-		body = json_dumps(j, JSON_COMPACT);
-		json_decref(j);
-		*len = body ? strlen(body) : 0;
-	}
-	return body;
+	return j ? api_json_body(j, len) : body;
 }
 
 static char *waits_render(void *arg, struct api_build *b, size_t *len)
