@@ -61,6 +61,7 @@ struct profile_stats {
 	uint64_t returns_above;	     /* returns above the trace's starting depth */
 	uint64_t longjmps;	     /* landings at the return site of a live setjmp call */
 	uint64_t eh_landings;	     /* C++ landing pads reached in the frame phase 2 walked to */
+	uint64_t context_switches;   /* swapcontext/setcontext landings on a context (3.5) */
 	uint64_t repairs_ambiguous;  /* non-local landings of several candidate frames */
 	uint64_t sp_landings;	     /* landings decided by the stack pointer (register regime) */
 	uint64_t unknown_pcs;	     /* instructions outside every known binary */
@@ -111,6 +112,7 @@ struct profile_stats {
 	X(returns_above)                                                                           \
 	X(longjmps)                                                                                \
 	X(eh_landings)                                                                             \
+	X(context_switches)                                                                        \
 	X(repairs_ambiguous)                                                                       \
 	X(sp_landings)                                                                             \
 	X(unknown_pcs)                                                                             \

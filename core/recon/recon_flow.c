@@ -408,7 +408,7 @@ static struct code_block *transfer(struct recon *r, struct tracker_hart *h,
 	case RV_JUMP_IND:
 		if (up || off)
 			trap(r, h, nb, i, "[trap]", IDS_MARK_TRAP, 0);
-		else
+		else if (in->kind != RV_JUMP_IND || !recon_ctx_switch(r, h, nb, i))
 			recon_jump(r, h, blk, nb, i);
 		break;
 	case RV_CALL:

@@ -1,5 +1,8 @@
 /*
- * Go's runtime stack switches in pc-only terms (RECONSTRUCTION.md 3.5): a
+ * Stack switches (RECONSTRUCTION.md 3.5): Go's runtime's, and the store
+ * of parked stacks that ucontext's (recon_ctx.c) share.
+ *
+ * Go's runtime stack switches in pc-only terms: a
  * hart runs one goroutine's stack at a time, and Go swaps them where no
  * call or return says so. g lives in x27, which a pc-only trace does not
  * show, so the goroutine a switch resumes is told by where it lands:
@@ -64,6 +67,7 @@
 struct go_ent {
 	uint32_t frame;
 	uint64_t ret;
+	uint64_t sp; /* the register regime's entry sp (0: unknown) */
 };
 
 /* A doubt between two goroutines about which bottom is whose: the bottom
@@ -142,6 +146,11 @@ static void slot_release(struct recon_go *g, uint32_t k)
 
 #define GO_NONE UINT32_MAX
 
+static struct go_ent ent_of(const struct stack_entry *e)
+{
+	return (struct go_ent){e->frame, e->ret, e->sp};
+}
+
 /* Parks entries [from, to) of h's stack: the slot, or GO_NONE. */
 static uint32_t park(struct recon *r, struct tracker_hart *h, uint32_t from, uint32_t to)
 {
@@ -164,7 +173,7 @@ static uint32_t park(struct recon *r, struct tracker_hart *h, uint32_t from, uin
 	p->n = to - from;
 	p->e = oob_xmalloc(p->n * sizeof(*p->e));
 	for (uint32_t j = 0; j < p->n; j++)
-		p->e[j] = (struct go_ent){h->stk->v[from + j].frame, h->stk->v[from + j].ret};
+		p->e[j] = ent_of(&h->stk->v[from + j]);
 	p->live = 1;
 	p->stamp = ++g->stamps;
 	g->nlive++;
@@ -234,7 +243,7 @@ static struct go_link doubt_of(struct recon *r, struct tracker_hart *h, uint32_t
 }
 
 /* h stops running its goroutine: its provisional resume and doubt end. */
-static void leave(struct recon *r, struct tracker_hart *h)
+void recon_go_leave(struct recon *r, struct tracker_hart *h)
 {
 	prov_end(r, h, 1);
 	prov_of(r->go, h)->link.on = 0;
@@ -242,12 +251,12 @@ static void leave(struct recon *r, struct tracker_hart *h)
 
 /* Parks entries [from, to) of h's stack, the goroutine h runs, with its
  * doubt (linked both ways). */
-static void park_running(struct recon *r, struct tracker_hart *h, uint32_t from, uint32_t to)
+void recon_go_park_running(struct recon *r, struct tracker_hart *h, uint32_t from, uint32_t to)
 {
 	struct recon_go *g = r->go;
 	struct go_link l = doubt_of(r, h, from);
 	l.on = l.on && to > from + l.cut;
-	leave(r, h); /* counted in repairs_ambiguous: stacks ran on a guess */
+	recon_go_leave(r, h); /* counted in repairs_ambiguous: stacks ran on a guess */
 	uint32_t k = park(r, h, from, to);
 	if (k == GO_NONE || !l.on)
 		return;
@@ -278,7 +287,7 @@ static void swap_bottoms(struct recon *r, struct tracker_hart *h, uint32_t base,
 	uint32_t a = s->n - base, n = a + q->n - b;
 	struct go_ent *e = oob_xmalloc(n * sizeof(*e));
 	for (uint32_t j = 0; j < a; j++)
-		e[j] = (struct go_ent){s->v[base + j].frame, s->v[base + j].ret};
+		e[j] = ent_of(&s->v[base + j]);
 	memcpy(e + a, q->e + b, (q->n - b) * sizeof(*e));
 	restore(r, h, base, k, b);
 	free(q->e);
@@ -318,8 +327,11 @@ static void restore(struct recon *r, struct tracker_hart *h, uint32_t base, uint
 {
 	const struct go_parked *p = &r->go->v[k];
 	recon_pop_to(r, h, base);
-	for (uint32_t j = 0; j < count; j++)
+	for (uint32_t j = 0; j < count; j++) {
 		recon_push(r, h, p->e[j].frame, p->e[j].ret, 0, 0);
+		if (h->stk->n > base + j)
+			stack_top(h->stk)->sp = p->e[j].sp;
+	}
 }
 
 void recon_go_mcall(struct recon *r, struct tracker_hart *h)
@@ -330,9 +342,9 @@ void recon_go_mcall(struct recon *r, struct tracker_hart *h)
 	int dead = s->n >= 2 && s->n - 2 >= base &&
 		   recon_fn_kind(r, s->v[s->n - 2].frame) == RECON_FN_GO_EXIT;
 	if (dead)
-		leave(r, h);
+		recon_go_leave(r, h);
 	else
-		park_running(r, h, base, s->n);
+		recon_go_park_running(r, h, base, s->n);
 	recon_pop_to(r, h, base);
 	recon_push(r, h, mcall, STACK_RET_NONE, 0, 0); /* g0: fn runs above mcall */
 }
@@ -344,7 +356,7 @@ static void park_morestack(struct recon *r, struct tracker_hart *h, uint32_t bas
 	struct stack *s = h->stk;
 	for (uint32_t k = s->n; k-- > base;) {
 		if (recon_fn_kind(r, s->v[k].frame) == RECON_FN_GO_MORESTACK) {
-			park_running(r, h, base, k + 1);
+			recon_go_park_running(r, h, base, k + 1);
 			return;
 		}
 	}
@@ -387,7 +399,7 @@ static void park_other_morestack(struct recon *r, struct tracker_hart *h, uint64
 		for (uint32_t k = s->n; k-- > base;) {
 			if (!rescheduled(r, s, k) || s->v[k].ret != t)
 				continue;
-			park_running(r, oh, base, k + 1);
+			recon_go_park_running(r, oh, base, k + 1);
 			uint32_t nup = s->n - k;
 			struct stack_entry *up = oob_xmalloc(nup * sizeof(*up));
 			memcpy(up, s->v + k, nup * sizeof(*up));
@@ -399,6 +411,68 @@ static void park_other_morestack(struct recon *r, struct tracker_hart *h, uint64
 			return;
 		}
 	}
+}
+
+/* Whether the batch goes from block blk (its last record at j - 1) to
+ * record j as blk's code can: a trap or a signal cannot be followed. */
+static int follows(const struct code_block *blk, const struct trace_batch *b, uint32_t j)
+{
+	uint64_t pc = b->pc[j];
+	if (blk->local)
+		return pc == blk->fall || pc == blk->target;
+	if (blk->last.kind == RV_CALL)
+		return pc == rv_direct_target(&blk->last, blk->last_pc);
+	return blk->last.kind == RV_CALL_IND || blk->last.kind == RV_RET ||
+	       blk->last.kind == RV_JUMP_IND;
+}
+
+/* Orders cand (n slots, all resuming at record i's pc) so that those whose
+ * restored return addresses the next returns of the batch take, in order,
+ * come first; returns how many. The batch's blocks are followed: a call
+ * opens a frame of its own, a return with none open goes into the restored
+ * frames (the top one, the switch's, returned at the landing). Stops at
+ * what it cannot follow: a trap, a signal, code without bits, the
+ * runtime's own switches, a return no candidate expects. */
+static uint32_t narrow(struct recon *r, struct tracker_hart *h, uint32_t *cand, uint32_t n,
+		       uint32_t i)
+{
+	const struct go_parked *v = r->go->v;
+	const struct trace_batch *b = r->run.b;
+	uint32_t end = b->n - i > GO_LOOKAHEAD ? i + GO_LOOKAHEAD : b->n;
+	uint32_t open = 0, d = 1;
+	for (uint32_t j = i; n > 1 && j < end;) {
+		struct code_block *blk = code_block_at(space_of(r, h, b->pc[j]), b->pc[j]);
+		if (blk->end == CODE_END_NOCODE || blk->kernel || j + blk->n >= end ||
+		    b->pc[j + blk->n - 1] != blk->last_pc ||
+		    (blk->func != FRAME_NONE && recon_fn_kind(r, blk->func) != RECON_FN_PLAIN))
+			break;
+		j += blk->n;
+		if (!follows(blk, b, j))
+			break;
+		uint8_t k = blk->end == CODE_END_CTI ? blk->last.kind : RV_OTHER;
+		if (k == RV_CALL || k == RV_CALL_IND) {
+			open++;
+		} else if (k == RV_RET && open) {
+			open--;
+		} else if (k == RV_RET) {
+			uint32_t keep = 0;
+			for (uint32_t c = 0; c < n; c++) {
+				const struct go_parked *p = &v[cand[c]];
+				if (p->n > d && p->e[p->n - 1 - d].ret == b->pc[j]) {
+					uint32_t t = cand[keep];
+					cand[keep++] = cand[c];
+					cand[c] = t;
+				}
+			}
+			if (!keep)
+				break;
+			n = keep;
+			d++;
+		} else if (k != RV_OTHER && k != RV_BRANCH && k != RV_JUMP && k != RV_JUMP_IND) {
+			break;
+		}
+	}
+	return n;
 }
 
 /* Orders cand (n slots, all resuming at the same pc) by which one's return
@@ -455,9 +529,95 @@ static uint32_t guess(struct recon *r, uint32_t *cand, uint32_t n, uint32_t i)
 static int swap_harts(struct recon *r, struct tracker_hart *h, struct go_prov *p, uint32_t now,
 		      int blind);
 
-int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i)
+/* The live candidates to resume at nb's pc on h into cand (GO_CAND_MAX);
+ * returns how many are parked, *n how many in all. Where the stack pointer
+ * tells (the register regime: the parked top entry's sp is the sp the
+ * switch restored), the one it names is the only candidate. */
+static uint32_t candidates(struct recon *r, struct tracker_hart *h, uint64_t t, uint32_t *cand,
+			   uint32_t *n)
 {
 	struct recon_go *g = r->go;
+	uint32_t more = 0, nlive = 0, by_sp = 0, hit = 0;
+	*n = 0;
+	for (uint32_t k = 0; k < g->n; k++) {
+		const struct go_parked *q = &g->v[k];
+		if (!(q->live || (q->held && q->held != h->id + 1)) || q->e[q->n - 1].ret != t)
+			continue;
+		nlive += q->live;
+		if (h->sp && q->live && q->e[q->n - 1].sp == h->sp) {
+			by_sp++;
+			hit = k;
+		}
+		if (*n < GO_CAND_MAX)
+			cand[(*n)++] = k;
+		else
+			more = 1;
+	}
+	if (by_sp == 1) {
+		r->run.st.sp_landings++;
+		cand[0] = hit;
+		*n = 1;
+		return 1;
+	}
+	if (more) /* the goroutine may be one not followed */
+		r->run.st.repairs_ambiguous++;
+	return nlive;
+}
+
+/* Resumes, above base, the stack parked at nb's pc that h's stack pointer
+ * or next pcs point to (1), or 0 when none is parked there. */
+int recon_go_resume(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i,
+		    uint32_t base)
+{
+	struct recon_go *g = r->go;
+	struct stack *s = h->stk;
+	uint32_t cand[GO_CAND_MAX], n;
+	if (!candidates(r, h, nb->start, cand, &n))
+		return 0;
+	recon_go_leave(r, h);
+	uint32_t front = guess(r, cand, narrow(r, h, cand, n, i), i);
+	struct go_prov *p = prov_of(g, h);
+	/* the goroutine guessed first among those parked; the others, and
+	 * those other harts resumed here provisionally, stay open */
+	uint32_t first = 0;
+	while (!g->v[cand[first]].live)
+		first++;
+	uint32_t k = cand[first];
+	g->v[k].live = 0;
+	g->nlive--;
+	p->chosen = k;
+	/* the next pcs prefer, to every parked one, a goroutine another hart
+	 * resumed here on a blind guess: that hart takes k instead */
+	if (first >= front && swap_harts(r, h, p, cand[0], 1)) {
+		first = 0;
+		k = cand[0];
+	}
+	p->ncand = p->nfront = 0;
+	for (uint32_t c = 0; c < n; c++) {
+		if (c != first && !same_stack(&g->v[cand[c]], &g->v[k])) {
+			p->nfront += c < front;
+			cand_add(p, g, cand[c]);
+		}
+	}
+	g->v[k].held = h->id + 1;
+	restore(r, h, base, k, g->v[k].n);
+	p->active = 1;
+	p->base = base;
+	p->len = g->v[k].n;
+	p->low = base + p->len - 1; /* mcall's frame returns at once */
+	p->chosen = k;
+	g->provs++;
+	link_take(r, h, k, base);
+	if (!p->ncand)
+		prov_end(r, h, 0);
+	recon_pop_to(r, h, s->n - 1); /* the return out of mcall (swapcontext) */
+	if (s->n > base && nb->func != FRAME_NONE && nb->func != stack_top(s)->frame)
+		recon_jump(r, h, nb, nb, i);
+	return 1;
+}
+
+int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i)
+{
 	struct stack *s = h->stk;
 	uint64_t t = nb->start;
 	uint32_t base = stack_segment_base(s);
@@ -473,67 +633,14 @@ int recon_go_land(struct recon *r, struct tracker_hart *h, struct code_block *nb
 	}
 	park_morestack(r, h, base);
 	park_other_morestack(r, h, t);
-	uint32_t cand[GO_CAND_MAX], n = 0, more = 0, nlive = 0;
-	for (uint32_t k = 0; k < g->n; k++) {
-		const struct go_parked *q = &g->v[k];
-		if (!(q->live || (q->held && q->held != h->id + 1)) || q->e[q->n - 1].ret != t)
-			continue;
-		nlive += q->live;
-		if (n < GO_CAND_MAX)
-			cand[n++] = k;
-		else
-			more = 1;
-	}
-	if (more) /* the goroutine may be one not followed */
-		r->run.st.repairs_ambiguous++;
-	if (nlive) {
-		leave(r, h);
-		uint32_t front = guess(r, cand, n, i);
-		struct go_prov *p = prov_of(g, h);
-		/* the goroutine guessed first among those parked; the others,
-		 * and those other harts resumed here provisionally, stay open */
-		uint32_t first = 0;
-		while (!g->v[cand[first]].live)
-			first++;
-		uint32_t k = cand[first];
-		g->v[k].live = 0;
-		g->nlive--;
-		p->chosen = k;
-		/* the next pcs prefer, to every parked one, a goroutine another
-		 * hart resumed here on a blind guess: that hart takes k instead */
-		if (first >= front && swap_harts(r, h, p, cand[0], 1)) {
-			first = 0;
-			k = cand[0];
-		}
-		p->ncand = p->nfront = 0;
-		for (uint32_t c = 0; c < n; c++) {
-			if (c != first && !same_stack(&g->v[cand[c]], &g->v[k])) {
-				p->nfront += c < front;
-				cand_add(p, g, cand[c]);
-			}
-		}
-		g->v[k].held = h->id + 1;
-		restore(r, h, base, k, g->v[k].n);
-		p->active = 1;
-		p->base = base;
-		p->len = g->v[k].n;
-		p->low = base + p->len - 1; /* mcall's frame returns at once */
-		p->chosen = k;
-		g->provs++;
-		link_take(r, h, k, base);
-		if (!p->ncand)
-			prov_end(r, h, 0);
-		recon_pop_to(r, h, s->n - 1); /* the return out of mcall */
-		if (s->n > base && nb->func != FRAME_NONE && nb->func != stack_top(s)->frame)
-			recon_jump(r, h, nb, nb, i);
+	if (recon_go_resume(r, h, nb, i, base))
 		return 1;
-	}
 	const struct sym_mapping *m = nb->map;
 	uint64_t gx = m ? recon_go_goexit(r, m->bin) : 0;
 	if (nb->func == FRAME_NONE || nb->start != nb->entry || !gx)
 		return 0;
 	/* a new goroutine: newproc made it look called from goexit */
-	leave(r, h);
+	recon_go_leave(r, h);
 	struct code_block *xb = code_block_at(space_of(r, h, gx + m->bias), gx + m->bias);
 	if (!xb || xb->func == FRAME_NONE)
 		return 0;
@@ -550,7 +657,7 @@ void recon_go_cut(struct recon *r, struct tracker_hart *h)
 	uint32_t base = stack_segment_base(s);
 	uint32_t gogo = stack_top(s)->frame;
 	park_morestack(r, h, base);
-	leave(r, h);
+	recon_go_leave(r, h);
 	recon_pop_to(r, h, base);
 	recon_push(r, h, gogo, STACK_RET_NONE, 0, 0);
 }

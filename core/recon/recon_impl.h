@@ -62,7 +62,9 @@ struct recon {
 	uint8_t *fkind;
 	size_t nfkind;
 	struct recon_nlbin *nlbins;
-	struct recon_go *go;   /* recon_go.c: parked goroutines, when a binary is a Go program */
+	struct recon_go *go;   /* recon_go.c: parked goroutines, when a binary is a Go program,
+				  and parked contexts (ucontext), from the first switch */
+	int ucontext;	       /* a binary calls swapcontext or setcontext */
 	uint32_t sigret_frame; /* [sigreturn] */
 	int sigret_pushed;     /* a trampoline frame was pushed: block ends check for it */
 	/* [signal]: a delivery stacked under another (full-system traces) */
@@ -159,6 +161,8 @@ enum recon_fn_kind {
 	RECON_FN_FIND_FDE,	/* _Unwind_Find_FDE: one call per frame the unwinder walks */
 	RECON_FN_SIG_SETUP,	/* the kernel's signal_setup_done: one signal frame set up */
 	RECON_FN_SIG_RETURN,	/* the kernel's sys_rt_sigreturn */
+	RECON_FN_SWAPCONTEXT,	/* swapcontext: saves the running context, jumps to another */
+	RECON_FN_SETCONTEXT,	/* setcontext: jumps to another context */
 	/* Go's runtime (recon_go.c) */
 	RECON_FN_GO_MCALL,     /* runtime.mcall: parks the running goroutine */
 	RECON_FN_GO_GOGO,      /* runtime.gogo, gogo: its jr t0 lands in another goroutine */
@@ -390,7 +394,7 @@ int recon_go_binary(const struct recon *r, const struct sym_mapping *m);
 /* The link-time entry of runtime.goexit in bin, 0 if none. */
 uint64_t recon_go_goexit(const struct recon *r, const struct sym_binary *bin);
 
-/* recon_go.c: Go's stack switches */
+/* recon_go.c: Go's stack switches, and ucontext's */
 void recon_go_init(struct recon *r);
 void recon_go_free(struct recon *r);
 /* runtime.mcall was entered (the top of h's stack): park the goroutine. */
@@ -425,6 +429,19 @@ void recon_go_asyncpreempt(struct recon *r, struct tracker_hart *h, struct code_
 			   uint32_t marker);
 /* asyncPreempt (the top) jumps to nb: back where the signal came. */
 void recon_go_jump(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i);
+/* Parks entries [from, to) of h's stack, the goroutine or context h runs. */
+void recon_go_park_running(struct recon *r, struct tracker_hart *h, uint32_t from, uint32_t to);
+/* h stops running its goroutine or context (a provisional resume ends). */
+void recon_go_leave(struct recon *r, struct tracker_hart *h);
+/* Restores above base the stack parked at nb's pc that h's stack pointer
+ * or next records point to, its top returning to nb (1); 0: none there. */
+int recon_go_resume(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i,
+		    uint32_t base);
+
+/* recon_ctx.c: ucontext's switches. An indirect jump out of the top lands at nb: when the top is
+ * swapcontext or setcontext, the context nb resumes runs (its parked stack, a fresh context's
+ * function, or a frame of the running stack) and 1; else 0. */
+int recon_ctx_switch(struct recon *r, struct tracker_hart *h, struct code_block *nb, uint32_t i);
 
 /* recon_flow.c */
 /* Takes a trap at record i into nb: a marker named name (unless the trace

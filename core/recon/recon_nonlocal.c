@@ -45,6 +45,11 @@ static const struct {
 	{"signal_setup_done", RECON_FN_SIG_SETUP},
 	{"sys_rt_sigreturn", RECON_FN_SIG_RETURN},
 	{"__riscv_sys_rt_sigreturn", RECON_FN_SIG_RETURN},
+	/* ucontext (recon_go.c: contexts park as goroutines do) */
+	{"__swapcontext", RECON_FN_SWAPCONTEXT},
+	{"swapcontext", RECON_FN_SWAPCONTEXT},
+	{"__setcontext", RECON_FN_SETCONTEXT},
+	{"setcontext", RECON_FN_SETCONTEXT},
 	/* Go (the assembly functions have an .abi0 suffix in the ELF) */
 	{"runtime.mcall", RECON_FN_GO_MCALL},
 	{"runtime.gogo.abi0", RECON_FN_GO_GOGO},
@@ -80,6 +85,23 @@ static size_t name_at(const char *name)
 	return j;
 }
 
+/* Whether a binary calls swapcontext or setcontext: a dynamic program
+ * through its PLT, a static one links them in (libc.so has them always). */
+static int uses_ucontext(const struct recon *r)
+{
+	static const char *const calls[] = {"swapcontext@plt", "setcontext@plt"};
+	static const char *const defs[] = {"__swapcontext", "__setcontext"};
+	for (size_t k = 0; k < r->run.nbins; k++) {
+		const struct sym_binary *b = r->run.bins[k];
+		int prog = sym_binary_find_func(b, "main") != 0;
+		for (size_t j = 0; j < 2; j++)
+			if (sym_binary_find_func(b, calls[j]) ||
+			    (prog && sym_binary_find_func(b, defs[j])))
+				return 1;
+	}
+	return 0;
+}
+
 void recon_nonlocal_init(struct recon *r)
 {
 	r->nnlbins = r->run.nbins + (r->vdso != NULL);
@@ -102,6 +124,7 @@ void recon_nonlocal_init(struct recon *r)
 				recon_go_init(r);
 		}
 	}
+	r->ucontext = uses_ucontext(r);
 	/* interned when first needed: frame ids stay as they were */
 	r->sigret_frame = r->sigstack_frame = FRAME_NONE;
 }

@@ -84,6 +84,9 @@ static const char *par_reason(const struct recon *r)
 		return "tasks are told apart (a kernel is given)";
 	if (r->go)
 		return "a Go program (goroutine stacks are shared state)";
+	if (r->ucontext)
+		return "the program switches contexts (swapcontext: parked stacks are shared "
+		       "state)";
 	if (o->on_event || o->on_batch)
 		return "stack events are wanted";
 	if (o->inline_frames)
