@@ -62,7 +62,8 @@
 
 #define GO_PARKED_MAX 65536 /* goroutines parked at once; past that one is dropped */
 #define GO_CAND_MAX   64    /* candidates followed per resume (more: counted ambiguous) */
-#define GO_LOOKAHEAD  65536 /* records of the batch the first choice looks at */
+#define GO_LOOKAHEAD  65536 /* records the first choice looks at */
+#define GO_SEGS	      17    /* the batch and those read ahead (recon_look.c) */
 
 struct go_ent {
 	uint32_t frame;
@@ -413,11 +414,44 @@ static void park_other_morestack(struct recon *r, struct tracker_hart *h, uint64
 	}
 }
 
-/* Whether the batch goes from block blk (its last record at j - 1) to
- * record j as blk's code can: a trap or a signal cannot be followed. */
-static int follows(const struct code_block *blk, const struct trace_batch *b, uint32_t j)
+/* The records of a hart from record i of its batch on, through the
+ * batches read ahead (recon_look.c), up to GO_LOOKAHEAD: pcs by index. */
+struct go_ahead {
+	const uint64_t *pc[GO_SEGS];
+	uint32_t n[GO_SEGS], nseg, total;
+};
+
+static void ahead_init(struct go_ahead *a, const struct recon *r, uint32_t i)
 {
-	uint64_t pc = b->pc[j];
+	const struct trace_batch *b = r->run.b, *x;
+	a->pc[0] = b->pc + i;
+	a->n[0] = a->total = b->n - i;
+	a->nseg = 1;
+	for (size_t k = 0;
+	     a->nseg < GO_SEGS && a->total < GO_LOOKAHEAD && (x = recon_look_ahead(r->look, k));
+	     k++) {
+		if (x->hart != b->hart)
+			continue;
+		a->pc[a->nseg] = x->pc;
+		a->n[a->nseg++] = x->n;
+		a->total += x->n;
+	}
+	if (a->total > GO_LOOKAHEAD)
+		a->total = GO_LOOKAHEAD;
+}
+
+static uint64_t ahead_pc(const struct go_ahead *a, uint32_t j)
+{
+	uint32_t s = 0;
+	while (j >= a->n[s])
+		j -= a->n[s++];
+	return a->pc[s][j];
+}
+
+/* Whether control goes from block blk to pc as blk's code can: a trap or
+ * a signal cannot be followed. */
+static int follows(const struct code_block *blk, uint64_t pc)
+{
 	if (blk->local)
 		return pc == blk->fall || pc == blk->target;
 	if (blk->last.kind == RV_CALL)
@@ -427,27 +461,30 @@ static int follows(const struct code_block *blk, const struct trace_batch *b, ui
 }
 
 /* Orders cand (n slots, all resuming at record i's pc) so that those whose
- * restored return addresses the next returns of the batch take, in order,
- * come first; returns how many. The batch's blocks are followed: a call
- * opens a frame of its own, a return with none open goes into the restored
- * frames (the top one, the switch's, returned at the landing). Stops at
- * what it cannot follow: a trap, a signal, code without bits, the
- * runtime's own switches, a return no candidate expects. */
+ * restored return addresses the hart's next returns take, in order, come
+ * first; returns how many. The hart's blocks are followed, past its batch
+ * into the batches read ahead: a call opens a frame of its own, a return
+ * with none open goes into the restored frames (the top one, the
+ * switch's, returned at the landing). Stops at what it cannot follow: a
+ * trap, a signal, code without bits, the runtime's own switches, a return
+ * no candidate expects. */
 static uint32_t narrow(struct recon *r, struct tracker_hart *h, uint32_t *cand, uint32_t n,
 		       uint32_t i)
 {
 	const struct go_parked *v = r->go->v;
-	const struct trace_batch *b = r->run.b;
-	uint32_t end = b->n - i > GO_LOOKAHEAD ? i + GO_LOOKAHEAD : b->n;
+	struct go_ahead a;
+	ahead_init(&a, r, i);
 	uint32_t open = 0, d = 1;
-	for (uint32_t j = i; n > 1 && j < end;) {
-		struct code_block *blk = code_block_at(space_of(r, h, b->pc[j]), b->pc[j]);
-		if (blk->end == CODE_END_NOCODE || blk->kernel || j + blk->n >= end ||
-		    b->pc[j + blk->n - 1] != blk->last_pc ||
+	for (uint32_t j = 0; n > 1 && j < a.total;) {
+		uint64_t pc = ahead_pc(&a, j);
+		struct code_block *blk = code_block_at(space_of(r, h, pc), pc);
+		if (blk->end == CODE_END_NOCODE || blk->kernel || j + blk->n >= a.total ||
+		    ahead_pc(&a, j + blk->n - 1) != blk->last_pc ||
 		    (blk->func != FRAME_NONE && recon_fn_kind(r, blk->func) != RECON_FN_PLAIN))
 			break;
 		j += blk->n;
-		if (!follows(blk, b, j))
+		uint64_t to = ahead_pc(&a, j);
+		if (!follows(blk, to))
 			break;
 		uint8_t k = blk->end == CODE_END_CTI ? blk->last.kind : RV_OTHER;
 		if (k == RV_CALL || k == RV_CALL_IND) {
@@ -458,7 +495,7 @@ static uint32_t narrow(struct recon *r, struct tracker_hart *h, uint32_t *cand, 
 			uint32_t keep = 0;
 			for (uint32_t c = 0; c < n; c++) {
 				const struct go_parked *p = &v[cand[c]];
-				if (p->n > d && p->e[p->n - 1 - d].ret == b->pc[j]) {
+				if (p->n > d && p->e[p->n - 1 - d].ret == to) {
 					uint32_t t = cand[keep];
 					cand[keep++] = cand[c];
 					cand[c] = t;

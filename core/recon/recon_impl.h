@@ -62,11 +62,12 @@ struct recon {
 	uint8_t *fkind;
 	size_t nfkind;
 	struct recon_nlbin *nlbins;
-	struct recon_go *go;   /* recon_go.c: parked goroutines, when a binary is a Go program,
-				  and parked contexts (ucontext), from the first switch */
-	int ucontext;	       /* a binary calls swapcontext or setcontext */
-	uint32_t sigret_frame; /* [sigreturn] */
-	int sigret_pushed;     /* a trampoline frame was pushed: block ends check for it */
+	struct recon_go *go;	 /* recon_go.c: parked goroutines, when a binary is a Go program,
+				    and parked contexts (ucontext), from the first switch */
+	int ucontext;		 /* a binary calls swapcontext or setcontext */
+	struct recon_look *look; /* recon_look.c: the batches read ahead, or NULL */
+	uint32_t sigret_frame;	 /* [sigreturn] */
+	int sigret_pushed;	 /* a trampoline frame was pushed: block ends check for it */
 	/* [signal]: a delivery stacked under another (full-system traces) */
 	uint32_t sigstack_frame;
 	/* the kernel's vDSO (vdso_start..vdso_end in the kernel ELF), mapped
@@ -307,6 +308,19 @@ int recon_par_run_split(struct recon *r, const struct trace_split *sp, unsigned 
 unsigned recon_par_chunk_records(void);
 /* Records per chunk (OOB_CHUNK_RECORDS overrides, for tests). */
 #define RECON_CHUNK_RECORDS (2u << 20)
+
+/* recon_look.c: a sequential run that reads batches ahead of the one it
+ * feeds (parked stacks: Go, ucontext). next is trace_merge_next through
+ * the ring; the batch it hands out stays valid until its next call. ahead
+ * is the k-th batch after the one handed out (any hart), NULL past the
+ * batches read (or with l NULL). */
+struct recon_look;
+struct trace_merge;
+struct recon_look *recon_look_new(void);
+void recon_look_free(struct recon_look *l);
+int recon_look_next(struct recon_look *l, struct trace_merge *m, const struct trace_batch **out,
+		    struct oob_err *err);
+const struct trace_batch *recon_look_ahead(const struct recon_look *l, size_t k);
 
 /* recon_warn.c: warnings and firmware frames on the finished profile. */
 void recon_warn(const struct recon *r, struct profile *p);

@@ -30,12 +30,13 @@ static int poll_progress(struct recon *r, struct trace_merge *m, uint64_t insns)
 	return 0;
 }
 
-static int run_merged(struct recon *r, struct trace_merge *m, struct oob_err *err)
+static int run_batches(struct recon *r, struct trace_merge *m, struct oob_err *err)
 {
 	const struct trace_batch *b;
 	uint64_t next_poll = r->seen + (1u << 24);
 	int rc;
-	while ((rc = trace_merge_next(m, &b, err)) > 0) {
+	while ((rc = r->look ? recon_look_next(r->look, m, &b, err)
+			     : trace_merge_next(m, &b, err)) > 0) {
 		recon_feed(r, b);
 		if (r->seen >= next_poll) {
 			next_poll = r->seen + (1u << 24);
@@ -46,6 +47,18 @@ static int run_merged(struct recon *r, struct trace_merge *m, struct oob_err *er
 		if (r->opts->max_insns && r->seen >= r->opts->max_insns)
 			return 0;
 	}
+	return rc;
+}
+
+/* Parked stacks (Go, ucontext) are chosen by the records that follow:
+ * those runs read ahead (recon_look.c). */
+static int run_merged(struct recon *r, struct trace_merge *m, struct oob_err *err)
+{
+	if (r->go || r->ucontext)
+		r->look = recon_look_new();
+	int rc = run_batches(r, m, err);
+	recon_look_free(r->look);
+	r->look = NULL;
 	return rc;
 }
 
@@ -95,8 +108,6 @@ static const char *par_reason(const struct recon *r)
 		return "Python frames";
 	if (o->pcs)
 		return "per-pc counts (kept with the code blocks, not per chunk)";
-	if (o->pcs)
-		return "per-pc counts";
 	if (o->max_insns)
 		return "an instruction limit";
 	return NULL;

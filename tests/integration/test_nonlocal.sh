@@ -2,7 +2,7 @@
 # test_nonlocal.sh: exact stacks through non-local control flow (issue 15).
 # The programs of tests/fixtures/progs/nonlocal (tests/tools/gen-nonlocal.sh:
 # longjmp/siglongjmp, signals, C++ exceptions, pthread_exit, ucontext
-# coroutines; static and PIE)
+# coroutines and generators; static and PIE)
 # print the chain every probe ran under; tests/tools/stack_truth.py compares
 # oobprof's folded stacks with them, per program and trace kind:
 #   oobt   the plugin's trace (pc + instruction bits)
@@ -56,10 +56,13 @@ nl_ucontext-pie.sp:calls nl_ucontext-pie.sp:self nl_ucontext-pie.sponly:calls nl
 nl_ucontext.oobt:depth nl_ucontext.exec:depth nl_ucontext.trv:depth nl_ucontext.sp:depth nl_ucontext.sponly:depth
 nl_ucontext-pie.oobt:depth nl_ucontext-pie.exec:depth nl_ucontext-pie.trv:depth nl_ucontext-pie.sp:depth nl_ucontext-pie.sponly:depth
 nl_ucontext.sp:probes nl_ucontext.sponly:probes nl_ucontext-pie.sp:probes nl_ucontext-pie.sponly:probes
+nl_ucontext.oobt:probes nl_ucontext.exec:probes nl_ucontext.trv:probes nl_ucontext-pie.oobt:probes nl_ucontext-pie.exec:probes nl_ucontext-pie.trv:probes
+nl_coro.oobt:probes nl_coro.oobt:calls nl_coro.oobt:self nl_coro.oobt:depth nl_coro.exec:probes nl_coro.exec:calls nl_coro.exec:self nl_coro.exec:depth nl_coro.trv:probes nl_coro.trv:calls nl_coro.trv:self nl_coro.trv:depth nl_coro.sp:probes nl_coro.sp:calls nl_coro.sp:self nl_coro.sp:depth nl_coro.sponly:probes nl_coro.sponly:calls nl_coro.sponly:self nl_coro.sponly:depth
+nl_coro-pie.oobt:probes nl_coro-pie.oobt:calls nl_coro-pie.oobt:self nl_coro-pie.oobt:depth nl_coro-pie.exec:probes nl_coro-pie.exec:calls nl_coro-pie.exec:self nl_coro-pie.exec:depth nl_coro-pie.trv:probes nl_coro-pie.trv:calls nl_coro-pie.trv:self nl_coro-pie.trv:depth nl_coro-pie.sp:probes nl_coro-pie.sp:calls nl_coro-pie.sp:self nl_coro-pie.sp:depth nl_coro-pie.sponly:probes nl_coro-pie.sponly:calls nl_coro-pie.sponly:self nl_coro-pie.sponly:depth
 goprobe.oobt:probes goprobe.oobt:calls goprobe.oobt:self goprobe.oobt:depth goprobe.trv:probes goprobe.trv:calls goprobe.trv:self goprobe.trv:depth"
 
 PROGRAMS="nl_longjmp nl_longjmp-pie nl_signal nl_signal-pie nl_except nl_except-pie nl_thread nl_thread-pie
-nl_ucontext nl_ucontext-pie"
+nl_ucontext nl_ucontext-pie nl_coro nl_coro-pie"
 
 pass() { echo "PASS: $T: $1"; }
 fail() { echo "FAIL: $T: $1: $2"; }
@@ -185,6 +188,17 @@ for n in $PROGRAMS; do
 		fail "$n.trv: convert --to tracerv-bin --per-hart" "$(head -c 300 "$w/$n.conv.err")"
 	fi
 	rm -f "$w/$n.trv"-C*
+	# A program that counts its context switches: each one a switch here.
+	want=$(awk '$1 == "switches" { print $2 }' "$p.out")
+	if [ -n "$want" ]; then
+		# shellcheck disable=SC2046
+		got=$("$CLI" stats $(elfs "$n") "$p.oobt" 2>&1 | awk '$1 == "context_switches:" { print $2 }')
+		if [ "$got" = "$want" ]; then
+			pass "$n.oobt: context switches: $got, as the program counted"
+		else
+			fail "$n.oobt: context switches" "got '$got', the program counted $want"
+		fi
+	fi
 	# The register regime: the sp=on trace, with every rule and with sp alone.
 	if [ -e "$p.regs.oobt" ]; then
 		check "$n" sp "$p.regs.oobt" "$p.regs.hist" "$p.regs.out" "$p.regs.maps"

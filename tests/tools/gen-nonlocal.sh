@@ -1,7 +1,8 @@
 #!/bin/sh
 # gen-nonlocal.sh OUTDIR: the programs of tests/fixtures/progs/nonlocal
-# (longjmp, signals, C++ exceptions, pthread_exit, ucontext coroutines; issue
-# 15), built for RISC-V static and PIE, and traced under qemu-riscv64. For every program NAME (NAME-pie: PIE),
+# (longjmp, signals, C++ exceptions, pthread_exit, ucontext coroutines and
+# generators; issue 15), built for RISC-V static and PIE, and traced under
+# qemu-riscv64. For every program NAME (NAME-pie: PIE),
 # OUTDIR/nonlocal/ gets:
 #   NAME            the ELF
 #   NAME.oobt       its trace by the plugin (OUTDIR/progs/oobtrace.so, built by
@@ -225,7 +226,9 @@ nl_except-pie:pie:nl_except.cc
 nl_thread:static:nl_thread.c
 nl_thread-pie:pie:nl_thread.c
 nl_ucontext:static:nl_ucontext.c
-nl_ucontext-pie:pie:nl_ucontext.c"
+nl_ucontext-pie:pie:nl_ucontext.c
+nl_coro:static:nl_coro.c
+nl_coro-pie:pie:nl_coro.c"
 
 for line in $PROGRAMS; do
 	name=${line%%:*}
