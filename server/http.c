@@ -1,4 +1,5 @@
 #include "http.h"
+#include "http_impl.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,76 +19,6 @@
 #include "util/oob_log.h"
 #include "util/oob_mem.h"
 
-#define MAX_HEADERS 8
-
-/* The compute threads: deferred requests in FIFO order under one mutex and
- * condition variable. Each runs its handler with its connection suspended
- * and resumes it; at stop the queue is drained before the threads end. */
-struct compute {
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	struct http_req *head, *tail;
-	pthread_t *threads;
-	unsigned nthreads;
-	int stopping;
-};
-
-/* A request served without a socket (http_serve_local): its query arguments
- * and headers as name/value pairs with their decoded lengths. */
-struct local_kv {
-	char *key, *value;
-	size_t nkey, nvalue;
-};
-
-struct local_req {
-	struct local_kv *args, *hdrs;
-	size_t nargs, nhdrs;
-	struct http_local_resp *out;
-};
-
-struct http_server {
-	struct MHD_Daemon *d;
-	struct http_hooks hooks;
-	void *ctx;
-	size_t max_buffered;
-	size_t max_header; /* request line + headers, answered 431 beyond */
-	unsigned upload_timeout_s;
-	unsigned port;
-	struct compute pool;
-};
-
-struct http_req {
-	struct http_server *srv;
-	struct MHD_Connection *conn;
-	const char *method, *path;
-	int mode;
-	int ended;	    /* end() ran: the body (if any) was received in full */
-	int failed;	    /* a chunk was refused: drop the rest of the body */
-	uint64_t discarded; /* body bytes dropped after a refusal */
-	char *buf;
-	size_t nbuf, cap;
-	struct MHD_Response *resp; /* built by http_respond*, queued by on_access */
-	unsigned status;
-	int queued;
-	void *data;
-	char *hdr[MAX_HEADERS][2];
-	int nhdr;
-	void (*deferred)(void *ctx, struct http_req *r); /* see http_defer */
-	int *detached;		 /* set while deferred runs on a compute thread: see http_detach */
-	struct http_req *next;	 /* in the compute queue */
-	struct local_req *local; /* set instead of conn by http_serve_local */
-	char *err_body;		 /* the last error body, for raw_refuse */
-	int raw_sent;		 /* raw_refuse wrote the response itself */
-};
-
-static const char *local_lookup(const struct local_kv *kv, size_t n, const char *key, int nocase)
-{
-	for (size_t i = 0; i < n; i++)
-		if (nocase ? !strcasecmp(kv[i].key, key) : !strcmp(kv[i].key, key))
-			return kv[i].value;
-	return NULL;
-}
-
 const char *http_req_method(const struct http_req *r)
 {
 	return r->method;
@@ -101,14 +32,14 @@ const char *http_req_path(const struct http_req *r)
 const char *http_req_arg(const struct http_req *r, const char *key)
 {
 	if (r->local)
-		return local_lookup(r->local->args, r->local->nargs, key, 0);
+		return http_local_lookup(r->local->args, r->local->nargs, key, 0);
 	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
 const char *http_req_header(const struct http_req *r, const char *name)
 {
 	if (r->local)
-		return local_lookup(r->local->hdrs, r->local->nhdrs, name, 1);
+		return http_local_lookup(r->local->hdrs, r->local->nhdrs, name, 1);
 	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 
@@ -196,25 +127,12 @@ static void set_response(struct http_req *r, unsigned status, const char *ctype,
 	r->status = status;
 }
 
-/* The first response's body, for the caller of http_serve_local. */
-static void local_keep_body(struct http_req *r, const void *body, size_t n)
-{
-	if (!r->local || http_req_responded(r))
-		return;
-	struct http_local_resp *o = r->local->out;
-	free(o->body);
-	o->body = oob_xmalloc(n + 1);
-	memcpy(o->body, body, n);
-	o->body[n] = '\0';
-	o->n = n;
-}
-
 void http_respond(struct http_req *r, unsigned status, const char *ctype, const void *body,
 		  size_t n)
 {
 	struct MHD_Response *resp =
 	    MHD_create_response_from_buffer(n, (void *)body, MHD_RESPMEM_MUST_COPY);
-	local_keep_body(r, body, n);
+	http_local_keep_body(r, body, n);
 	set_response(r, status, ctype, resp);
 }
 
@@ -228,7 +146,7 @@ void http_respond_json(struct http_req *r, unsigned status, json_t *j)
 	}
 	size_t n = strlen(text);
 	text[n] = '\0';
-	local_keep_body(r, text, n);
+	http_local_keep_body(r, text, n);
 	struct MHD_Response *resp = MHD_create_response_from_buffer(n, text, MHD_RESPMEM_MUST_FREE);
 	set_response(r, status, "application/json", resp);
 }
@@ -243,7 +161,7 @@ void http_respond_shared(struct http_req *r, unsigned status, const char *ctype,
 		http_respond_error(r, 500, "internal", "cannot build the response");
 		return;
 	}
-	local_keep_body(r, body, n);
+	http_local_keep_body(r, body, n);
 	set_response(r, status, ctype, resp);
 }
 
@@ -484,7 +402,7 @@ static int drain_before_refusing(struct http_req *r)
 }
 
 /* A body piece. Returns MHD_NO to drop the connection. */
-static enum MHD_Result on_body(struct http_req *r, const char *data, size_t n)
+enum MHD_Result http_req_on_body(struct http_req *r, const char *data, size_t n)
 {
 	struct http_server *s = r->srv;
 	if (r->failed) {
@@ -604,7 +522,7 @@ static int finish(struct http_server *s, struct http_req *r)
 
 /* The steps of a request, shared by the socket path (on_access) and
  * http_serve_local. Headers are in: refuse bad text, or begin the route. */
-static void req_begin(struct http_req *r)
+void http_req_begin(struct http_req *r)
 {
 	struct http_server *s = r->srv;
 	if (refuse_bad_text(r)) {
@@ -625,7 +543,7 @@ static void req_begin(struct http_req *r)
 
 /* The body is in (or there was none): the route responds. Returns 1 when
  * the request went to a compute thread (its connection is suspended). */
-static int req_end(struct http_req *r)
+int http_req_end(struct http_req *r)
 {
 	struct http_server *s = r->srv;
 	if (r->failed)
@@ -638,7 +556,7 @@ static int req_end(struct http_req *r)
 	return 0;
 }
 
-static void req_free(struct http_req *r)
+void http_req_free(struct http_req *r)
 {
 	r->srv->hooks.done(r->srv->ctx, r, r->ended);
 	if (r->resp)
@@ -666,13 +584,13 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 		r->method = method;
 		r->path = url;
 		*con_cls = r;
-		req_begin(r);
+		http_req_begin(r);
 		/* A request without a body is answered at the next call: queued
 		 * now, libmicrohttpd would close the connection (no keep-alive). */
 		if (!has_body(r))
 			return MHD_YES;
 		if (http_req_responded(r) && drain_before_refusing(r)) {
-			r->failed = 1; /* on_body drops the body and answers */
+			r->failed = 1; /* http_req_on_body drops the body and answers */
 			return MHD_YES;
 		}
 		return queue(r);
@@ -680,13 +598,13 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 	if (*upload_size) {
 		size_t n = *upload_size;
 		*upload_size = 0;
-		return on_body(r, upload_data, n);
+		return http_req_on_body(r, upload_data, n);
 	}
 	if (r->queued)
 		return MHD_YES;
 	if (r->raw_sent)
 		return MHD_NO; /* answered on the socket: close it */
-	if (req_end(r))
+	if (http_req_end(r))
 		return MHD_YES; /* suspended: called again once it responded */
 	return queue(r);
 }
@@ -701,98 +619,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		return;
 	OOB_DEBUG("http: %s %s -> %u%s", r->method, r->path, r->status,
 		  toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection ended early)");
-	req_free(r);
+	http_req_free(r);
 	*con_cls = NULL;
-}
-
-static char *dup_n(const char *p, size_t n)
-{
-	char *s = oob_xmalloc(n + 1);
-	memcpy(s, p, n);
-	s[n] = '\0';
-	return s;
-}
-
-/* One "key=value" (or "key") of a query string, '+' and %XX decoded as
- * libmicrohttpd decodes them. */
-static void local_add_arg(struct local_req *l, const char *p, size_t n)
-{
-	const char *eq = memchr(p, '=', n);
-	size_t nk = eq ? (size_t)(eq - p) : n;
-	struct local_kv *kv;
-	l->args = oob_xrealloc(l->args, (l->nargs + 1) * sizeof(*l->args));
-	kv = &l->args[l->nargs++];
-	kv->key = dup_n(p, nk);
-	kv->value = eq ? dup_n(eq + 1, n - nk - 1) : NULL;
-	for (char *q = kv->key; *q; q++)
-		*q = *q == '+' ? ' ' : *q;
-	kv->nkey = MHD_http_unescape(kv->key);
-	if (kv->value) {
-		for (char *q = kv->value; *q; q++)
-			*q = *q == '+' ? ' ' : *q;
-		kv->nvalue = MHD_http_unescape(kv->value);
-	}
-}
-
-static void local_free(struct local_req *l, char *path)
-{
-	for (size_t i = 0; i < l->nargs; i++) {
-		free(l->args[i].key);
-		free(l->args[i].value);
-	}
-	for (size_t i = 0; i < l->nhdrs; i++) {
-		free(l->hdrs[i].key);
-		free(l->hdrs[i].value);
-	}
-	free(l->args);
-	free(l->hdrs);
-	free(path);
-}
-
-static void local_add_header(struct local_req *l, const char *name, const char *value)
-{
-	l->hdrs = oob_xrealloc(l->hdrs, (l->nhdrs + 1) * sizeof(*l->hdrs));
-	l->hdrs[l->nhdrs++] =
-	    (struct local_kv){oob_xstrdup(name), oob_xstrdup(value), strlen(name), strlen(value)};
-}
-
-void http_serve_local(const struct http_hooks *h, void *ctx, size_t max_buffered,
-		      const struct http_local_req *in, struct http_local_resp *out)
-{
-	struct http_server srv = {.hooks = *h, .ctx = ctx, .max_buffered = max_buffered};
-	struct local_req l = {.out = out};
-	const char *q = strchr(in->url, '?');
-	char *path = dup_n(in->url, q ? (size_t)(q - in->url) : strlen(in->url));
-	memset(out, 0, sizeof(*out));
-	MHD_http_unescape(path);
-	for (const char *p = q ? q + 1 : NULL, *amp; p && *p; p = amp ? amp + 1 : NULL) {
-		amp = strchr(p, '&');
-		size_t n = amp ? (size_t)(amp - p) : strlen(p);
-		if (n)
-			local_add_arg(&l, p, n);
-	}
-	for (size_t i = 0; i < in->nheaders; i++)
-		local_add_header(&l, in->headers[i][0], in->headers[i][1]);
-	if (in->nbody && !local_lookup(l.hdrs, l.nhdrs, MHD_HTTP_HEADER_CONTENT_LENGTH, 1) &&
-	    !local_lookup(l.hdrs, l.nhdrs, MHD_HTTP_HEADER_TRANSFER_ENCODING, 1)) {
-		char len[32];
-		snprintf(len, sizeof(len), "%zu", in->nbody);
-		local_add_header(&l, MHD_HTTP_HEADER_CONTENT_LENGTH, len);
-	}
-	struct http_req *r = oob_xcalloc(1, sizeof(*r));
-	*r = (struct http_req){.srv = &srv, .method = in->method, .path = path, .local = &l};
-	req_begin(r);
-	/* As libmicrohttpd: a response given with the headers ends the request. */
-	if (!http_req_responded(r)) {
-		size_t piece = in->piece ? in->piece : in->nbody + 1;
-		for (size_t at = 0; at < in->nbody; at += piece) {
-			size_t n = in->nbody - at < piece ? in->nbody - at : piece;
-			on_body(r, (const char *)in->body + at, n);
-		}
-		req_end(r);
-	}
-	req_free(r);
-	local_free(&l, path);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
