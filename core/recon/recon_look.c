@@ -23,7 +23,8 @@ struct look_slot {
 	uint64_t *pc, *cycle;
 	uint32_t *insn, *insn_new;
 	uint8_t *priv;
-	struct trace_extra *x;
+	struct trace_extra *x; /* room for x_cap (most batches have none) */
+	size_t x_cap;
 	char *text; /* the extras' event texts, one after another */
 	size_t text_cap;
 };
@@ -47,7 +48,6 @@ struct recon_look *recon_look_new(void)
 		s->insn = oob_xmalloc(TRACE_BATCH_MAX * sizeof(*s->insn));
 		s->insn_new = oob_xmalloc(TRACE_BATCH_MAX * sizeof(*s->insn_new));
 		s->priv = oob_xmalloc(TRACE_BATCH_MAX);
-		s->x = oob_xmalloc(TRACE_X_MAX * sizeof(*s->x));
 	}
 	return l;
 }
@@ -103,6 +103,10 @@ static void copy_batch(struct look_slot *s, const struct trace_batch *b)
 	s->b.insn_new = b->insn_new
 			    ? memcpy(s->insn_new, b->insn_new, b->ninsn_new * sizeof(*b->insn_new))
 			    : NULL;
+	if (b->nx > s->x_cap) {
+		s->x_cap = b->nx;
+		s->x = oob_xrealloc(s->x, s->x_cap * sizeof(*s->x));
+	}
 	s->b.x = b->nx ? memcpy(s->x, b->x, b->nx * sizeof(*b->x)) : NULL;
 	copy_texts(s, b);
 }
