@@ -8,6 +8,23 @@
 
 #include "sym/rv.h"
 
+/* Moves the slots of cand (n) whose entry d from the top returns to t to
+ * the front; returns how many. */
+static uint32_t to_front(const struct go_parked *v, uint32_t *cand, uint32_t n, uint32_t d,
+			 uint64_t t)
+{
+	uint32_t keep = 0;
+	for (uint32_t c = 0; c < n; c++) {
+		const struct go_parked *p = &v[cand[c]];
+		if (p->n > d && p->e[p->n - 1 - d].ret == t) {
+			uint32_t x = cand[keep];
+			cand[keep++] = cand[c];
+			cand[c] = x;
+		}
+	}
+	return keep;
+}
+
 /* The records of a hart from record i of its batch on, through the
  * batches read ahead (recon_look.c), up to GO_LOOKAHEAD: pcs by index. */
 struct go_ahead {
@@ -86,15 +103,7 @@ uint32_t recon_go_narrow(struct recon *r, struct tracker_hart *h, uint32_t *cand
 		} else if (k == RV_RET && open) {
 			open--;
 		} else if (k == RV_RET) {
-			uint32_t keep = 0;
-			for (uint32_t c = 0; c < n; c++) {
-				const struct go_parked *p = &v[cand[c]];
-				if (p->n > d && p->e[p->n - 1 - d].ret == to) {
-					uint32_t t = cand[keep];
-					cand[keep++] = cand[c];
-					cand[c] = t;
-				}
-			}
+			uint32_t keep = to_front(v, cand, n, d, to);
 			if (!keep)
 				break;
 			n = keep;
@@ -137,15 +146,7 @@ uint32_t recon_go_guess(struct recon *r, uint32_t *cand, uint32_t n, uint32_t i)
 			continue;
 		for (; at < end; at++) {
 			uint64_t pc = b->pc[at];
-			uint32_t keep = 0;
-			for (uint32_t c = 0; c < n; c++) {
-				const struct go_parked *p = &v[cand[c]];
-				if (p->n > d && p->e[p->n - 1 - d].ret == pc) {
-					uint32_t t = cand[keep];
-					cand[keep++] = cand[c];
-					cand[c] = t;
-				}
-			}
+			uint32_t keep = to_front(v, cand, n, d, pc);
 			if (keep) {
 				n = keep;
 				break;
