@@ -180,8 +180,6 @@ void recon_chunk_clear(struct recon_chunk *c)
 	c->ncode = 0;
 	c->nsnap = 0;
 	c->p = UINT64_MAX;
-	if (c->sp) /* what a join's re-run mapped again */
-		trace_split_drop(c->sp, c->piece);
 	c->sp = NULL;
 	c->rc = 0;
 	memset(&c->chk, 0, sizeof(c->chk));

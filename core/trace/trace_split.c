@@ -1,6 +1,6 @@
 /*
  * One trace file cut into pieces that threads decode on their own
- * (trace_split.h). The file is mapped once; a piece is a byte range of it
+ * (trace_split.h). The file is read with pread; a piece is a byte range of it
  * (raw records) or a run of LZ4 frames, found from the frames' headers and
  * block sizes without decompressing anything.
  */
@@ -11,7 +11,6 @@
 #include <lz4frame.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,7 +20,6 @@
 
 #define LZ4_MAGIC  0x184D2204u
 #define SKIP_MAGIC 0x184D2A50u
-#define WALK_DROP  (64ull << 20) /* unmap the frame walk's pages this often */
 
 struct frame {
 	uint64_t zoff, zlen; /* compressed bytes in the file */
@@ -37,7 +35,7 @@ struct piece {
 
 struct trace_split {
 	char *name;
-	const uint8_t *map;
+	int fd; /* read, not mapped: see read_at */
 	uint64_t size;
 	struct trace_tracerv_layout lay;
 	uint16_t hart;
@@ -74,59 +72,94 @@ static struct piece *piece_add(struct trace_split *s)
 	return &s->p[s->np++];
 }
 
-/* The end of the frame's blocks at z (after its hs-byte header), 0 if they
- * do not fit in the file or are corrupt. */
-static uint64_t frame_end(const struct trace_split *s, uint64_t z, size_t hs)
+/* Reads n bytes at off into buf: 0 or a negative errno. The file is
+ * read, not mapped: a page fault every few pages of a mapping cost more than
+ * the copy (in a virtual machine several times more: 2 threads ran 0.78x the
+ * speed of one mapped, 1.5x read), and a file that shrinks under a mapping
+ * raises SIGBUS. */
+static int read_at(const struct trace_split *s, uint8_t *buf, size_t n, uint64_t off,
+		   struct oob_err *err)
 {
-	const uint8_t flg = s->map[z + 4];
+	while (n) {
+		ssize_t got = pread(s->fd, buf, n, (off_t)off);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return oob_err_set(err, got ? -errno : -EIO,
+					   "%s: cannot read at byte %" PRIu64 ": %s", s->name, off,
+					   got ? strerror(errno) : "the file shrank");
+		buf += got;
+		n -= (size_t)got;
+		off += (uint64_t)got;
+	}
+	return 0;
+}
+
+/* The end of the frame's blocks at z (after its hs-byte header with flags
+ * flg) in *end: 0, or -ENOTSUP when they do not fit in the file, or a read
+ * error. */
+static int frame_end(const struct trace_split *s, uint64_t z, size_t hs, uint8_t flg,
+		     uint64_t *end, struct oob_err *err)
+{
 	const uint64_t bchk = flg >> 4 & 1 ? 4 : 0, cchk = flg >> 2 & 1 ? 4 : 0;
 	uint64_t off = z + hs;
 	for (;;) {
+		uint8_t b[4];
 		if (off + 4 > s->size)
-			return 0;
-		uint32_t bs = le32(s->map + off);
+			return nosplit(err, s->name, "a truncated LZ4 frame");
+		int rc = read_at(s, b, 4, off, err);
+		if (rc < 0)
+			return rc;
+		uint32_t bs = le32(b);
 		uint64_t len = bs ? (bs & 0x7fffffffu) + bchk : cchk;
 		if ((bs & 0x7fffffffu) > LZ4PAR_FRAME_MAX || off + 4 + len > s->size)
-			return 0;
+			return nosplit(err, s->name, "a truncated or corrupt LZ4 frame");
 		off += 4 + len;
-		if (!bs)
-			return off;
+		if (!bs) {
+			*end = off;
+			return 0;
+		}
 	}
+}
+
+static void frame_add(struct trace_split *s, const struct frame *f, size_t *cap)
+{
+	if (s->nf == *cap) {
+		*cap = *cap ? 2 * *cap : 256;
+		s->f = oob_xrealloc(s->f, *cap * sizeof(*s->f));
+	}
+	s->f[s->nf++] = *f;
 }
 
 /* Lists the file's frames: -ENOTSUP unless every one declares its size. */
 static int list_frames(struct trace_split *s, struct oob_err *err)
 {
-	uint64_t z = 0, d = 0, dropped = 0;
+	uint64_t z = 0, d = 0;
 	size_t cap = 0;
 	while (z < s->size) {
-		if (s->size - z < 8)
+		uint8_t h[LZ4F_HEADER_SIZE_MAX];
+		size_t n = s->size - z < sizeof(h) ? (size_t)(s->size - z) : sizeof(h);
+		if (n < 8)
 			return nosplit(err, s->name, "a truncated LZ4 frame");
-		uint32_t magic = le32(s->map + z);
+		int rc = read_at(s, h, n, z, err);
+		if (rc < 0)
+			return rc;
+		uint32_t magic = le32(h);
 		if ((magic & 0xfffffff0u) == SKIP_MAGIC) {
-			z += 8 + (uint64_t)le32(s->map + z + 4);
+			z += 8 + (uint64_t)le32(h + 4);
 			continue;
 		}
-		size_t hs = LZ4F_headerSize(s->map + z, s->size - z);
+		size_t hs = LZ4F_headerSize(h, n);
 		if (magic != LZ4_MAGIC || LZ4F_isError(hs) || s->size - z < hs + 4)
 			return nosplit(err, s->name, "not a sequence of LZ4 frames");
-		if (!(s->map[z + 4] >> 3 & 1) || le64(s->map + z + 6) > LZ4PAR_FRAME_MAX)
+		if (!(h[4] >> 3 & 1) || le64(h + 6) > LZ4PAR_FRAME_MAX)
 			return nosplit(err, s->name, "an LZ4 frame without its content size");
-		uint64_t end = frame_end(s, z, hs);
-		if (!end)
-			return nosplit(err, s->name, "a truncated or corrupt LZ4 frame");
-		if (s->nf == cap) {
-			cap = cap ? 2 * cap : 256;
-			s->f = oob_xrealloc(s->f, cap * sizeof(*s->f));
-		}
-		s->f[s->nf++] = (struct frame){z, end - z, d, le64(s->map + z + 6)};
-		d += le64(s->map + z + 6);
+		uint64_t end = 0;
+		if ((rc = frame_end(s, z, hs, h[4], &end, err)) < 0)
+			return rc;
+		frame_add(s, &(struct frame){z, end - z, d, le64(h + 6)}, &cap);
+		d += le64(h + 6);
 		z = end;
-		if (z - dropped > WALK_DROP) { /* the headers' pages: see trace_split_open */
-			uint64_t to = z / WALK_DROP * WALK_DROP;
-			madvise((void *)(s->map + dropped), to - dropped, MADV_DONTNEED);
-			dropped = to;
-		}
 	}
 	if (d < s->data_off || (d - s->data_off) % s->lay.rec_bytes)
 		return nosplit(err, s->name, "the last record is not whole");
@@ -178,10 +211,13 @@ static int probe(struct trace_split *s, const char *path, const struct trace_opt
 	struct trace_reader *r = trace_open(path, opts, err);
 	if (!r)
 		return err ? err->code : -EINVAL;
+	uint8_t m[4] = {0};
 	int rc = 0;
 	if (trace_reader_format(r) != TRACE_FMT_TRACERV_BIN)
 		rc = nosplit(err, path, "not TracerV binary");
-	else if (in_is_lz4(r->in) != (s->size >= 4 && le32(s->map) == LZ4_MAGIC))
+	else if (s->size >= 4 && (rc = read_at(s, m, 4, 0, err)) < 0)
+		;
+	else if (in_is_lz4(r->in) != (le32(m) == LZ4_MAGIC))
 		rc = nosplit(err, path, "LZ4 data after a plain start");
 	s->lz4 = in_is_lz4(r->in);
 	s->data_off = in_offset(r->in);
@@ -192,26 +228,15 @@ static int probe(struct trace_split *s, const char *path, const struct trace_opt
 	return rc;
 }
 
-static int map_file(struct trace_split *s, const char *path, struct oob_err *err)
+static int open_file(struct trace_split *s, const char *path, struct oob_err *err)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
-	if (fd < 0)
+	if ((s->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return oob_err_set(err, -errno, "%s: %s", path, strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
-		rc = nosplit(err, path, "not a regular file with data");
-	} else {
-		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (m == MAP_FAILED) {
-			rc = nosplit(err, path, "it cannot be mapped");
-		} else {
-			s->map = m;
-			s->size = (uint64_t)st.st_size;
-			madvise(m, s->size, MADV_SEQUENTIAL);
-		}
-	}
-	close(fd);
-	return rc;
+	if (fstat(s->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+		return nosplit(err, path, "not a regular file with data");
+	s->size = (uint64_t)st.st_size;
+	return 0;
 }
 
 struct trace_split *trace_split_open(const char *path, const struct trace_opts *opts,
@@ -226,8 +251,9 @@ struct trace_split *trace_split_open(const char *path, const struct trace_opts *
 		return NULL;
 	}
 	struct trace_split *s = oob_xcalloc(1, sizeof(*s));
+	s->fd = -1;
 	s->name = oob_xstrdup(path);
-	int rc = map_file(s, path, err);
+	int rc = open_file(s, path, err);
 	if (!rc)
 		rc = probe(s, path, o, err);
 	if (!rc && s->lz4)
@@ -244,9 +270,6 @@ struct trace_split *trace_split_open(const char *path, const struct trace_opts *
 		cut_frames(s, per * s->lay.rec_bytes);
 	else
 		cut_raw(s, per);
-	/* the walk over the frames' headers mapped a page or more of each
-	 * (fault-around): not the process's memory until a piece is read */
-	madvise((void *)s->map, s->size, MADV_DONTNEED);
 	return s;
 }
 
@@ -254,8 +277,8 @@ void trace_split_close(struct trace_split *s)
 {
 	if (!s)
 		return;
-	if (s->map)
-		munmap((void *)s->map, s->size);
+	if (s->fd >= 0)
+		close(s->fd);
 	free(s->f);
 	free(s->p);
 	free(s->name);
@@ -300,8 +323,44 @@ void trace_split_cur_start(const struct trace_split *s, size_t k, struct trace_s
 	}
 	c->piece = k;
 	c->frame = p->f0;
-	c->p = s->lz4 ? NULL : s->map + p->off;
-	c->left = s->lz4 ? 0 : (size_t)p->len;
+	c->p = NULL;
+	c->left = 0;
+	c->off = p->off;
+	c->end = p->off + p->len;
+}
+
+/* Room for keep bytes of a partial record (at c->p) and want more. */
+static void raw_room(struct trace_split_cur *c, size_t keep, size_t want)
+{
+	if (keep + want > c->rawcap) {
+		uint8_t *n = oob_xmalloc(keep + want);
+		if (keep)
+			memcpy(n, c->p, keep);
+		free(c->raw);
+		c->raw = n;
+		c->rawcap = keep + want;
+	} else if (keep) {
+		memmove(c->raw, c->p, keep);
+	}
+}
+
+/* The next bytes of a raw piece, a batch's worth after the partial record
+ * left: 0, 1 = nothing left, or a negative errno. */
+static int read_next(const struct trace_split *s, struct trace_split_cur *c, struct oob_err *err)
+{
+	if (c->off >= c->end)
+		return 1;
+	size_t keep = c->left, want = TRACE_BATCH_MAX / s->lay.slots * s->lay.rec_bytes;
+	if (want > c->end - c->off)
+		want = (size_t)(c->end - c->off);
+	raw_room(c, keep, want);
+	int rc = read_at(s, c->raw + keep, want, c->off, err);
+	if (rc < 0)
+		return rc;
+	c->off += want;
+	c->p = c->raw;
+	c->left = keep + want;
+	return 0;
 }
 
 /* The next frame's content after the partial record left: 0, 1 = no frame
@@ -316,19 +375,18 @@ static int inflate_next(const struct trace_split *s, struct trace_split_cur *c, 
 	if (!c->dctx &&
 	    LZ4F_isError(LZ4F_createDecompressionContext((LZ4F_dctx **)&c->dctx, LZ4F_VERSION)))
 		return oob_err_set(err, -ENOMEM, "lz4: cannot create a decompression context");
-	if (keep + f->dlen > c->rawcap) {
-		uint8_t *n = oob_xmalloc(keep + (size_t)f->dlen);
-		if (keep)
-			memcpy(n, c->p, keep);
-		free(c->raw);
-		c->raw = n;
-		c->rawcap = keep + (size_t)f->dlen;
-	} else if (keep) {
-		memmove(c->raw, c->p, keep);
+	raw_room(c, keep, (size_t)f->dlen);
+	if (f->zlen > c->zcap) {
+		free(c->z);
+		c->zcap = (size_t)f->zlen;
+		c->z = oob_xmalloc(c->zcap);
 	}
+	int rc = read_at(s, c->z, (size_t)f->zlen, f->zoff, err);
+	if (rc < 0)
+		return rc;
 	size_t src = (size_t)f->zlen, dst = (size_t)f->dlen;
 	LZ4F_resetDecompressionContext(c->dctx);
-	size_t r = LZ4F_decompress(c->dctx, c->raw + keep, &dst, s->map + f->zoff, &src, NULL);
+	size_t r = LZ4F_decompress(c->dctx, c->raw + keep, &dst, c->z, &src, NULL);
 	if (LZ4F_isError(r) || r != 0 || dst != f->dlen || src != f->zlen)
 		return oob_err_set(err, -EINVAL,
 				   "%s: corrupt LZ4 frame at byte %" PRIu64
@@ -349,18 +407,16 @@ long trace_split_cur_next(const struct trace_split *s, struct trace_split_cur *c
 {
 	const size_t rb = s->lay.rec_bytes, most = TRACE_BATCH_MAX / s->lay.slots;
 	for (;;) {
-		while (c->left < rb && s->lz4) {
-			int rc = inflate_next(s, c, err);
+		while (c->left < rb) {
+			int rc = s->lz4 ? inflate_next(s, c, err) : read_next(s, c, err);
 			if (rc < 0)
 				return rc;
 			if (rc)
 				break;
 		}
 		size_t nrec = c->left / rb < most ? c->left / rb : most;
-		if (!nrec) {
-			trace_split_drop(s, c->piece);
+		if (!nrec)
 			return 0;
-		}
 		uint32_t n = trace_tracerv_decode(c->p, nrec, c->pc, c->cycle, &s->lay);
 		c->p += nrec * rb;
 		c->left -= nrec * rb;
@@ -369,21 +425,12 @@ long trace_split_cur_next(const struct trace_split *s, struct trace_split_cur *c
 	}
 }
 
-void trace_split_drop(const struct trace_split *s, size_t k)
-{
-	const uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
-	const struct piece *p = &s->p[k];
-	/* whole pages only: the pieces beside may be being read */
-	uint64_t a = (p->off + pg - 1) / pg * pg, b = (p->off + p->len) / pg * pg;
-	if (b > a)
-		madvise((void *)(s->map + a), b - a, MADV_DONTNEED);
-}
-
 void trace_split_cur_free(struct trace_split_cur *c)
 {
 	free(c->pc);
 	free(c->cycle);
 	free(c->raw);
+	free(c->z);
 	LZ4F_freeDecompressionContext(c->dctx);
 	memset(c, 0, sizeof(*c));
 }

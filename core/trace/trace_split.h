@@ -5,8 +5,8 @@
  *
  * Only inputs whose records can be found without reading what comes before
  * them are cut:
- * - raw TracerV binary (fixed-size records after the header line): the
- *   file is mapped, a piece is a range of whole records, decoded in place;
+ * - raw TracerV binary (fixed-size records after the header line): a
+ *   piece is a range of whole records, read a batch at a time;
  * - TracerV binary in LZ4 frames that declare their content size (as
  *   trace_write writes them): a piece is a run of whole frames whose first
  *   byte of content starts a record; each piece's thread decompresses its
@@ -17,9 +17,8 @@
  * with trace.h; oobt's blocks depend on the previous block's pc and bits
  * (docs/formats/OOBT.md), so it has no point to start decoding at.
  *
- * The file is mapped: it must not shrink while it is open (a read of a page
- * past its new end raises SIGBUS); growing files (in_opts.more) are never
- * mapped.
+ * The file is read with pread, not mapped (trace_split.c says why): a file
+ * that shrinks while it is open gives a read error, not SIGBUS.
  *
  * Thread-safety: after trace_split_open, every function may be called from
  * any thread at once, each with its own cursor.
@@ -35,7 +34,7 @@
 
 struct trace_split;
 
-/* Maps path and lists its pieces of about records_per_piece records each.
+/* Opens path and lists its pieces of about records_per_piece records each.
  * NULL + err: -ENOTSUP when the input cannot be cut (above: read it
  * sequentially), else why it cannot be read. opts as for trace_open (may be
  * NULL). */
@@ -58,11 +57,14 @@ uint64_t trace_split_first(const struct trace_split *s, size_t k);
  * stay in the cache (zero-initialize; trace_split_cur_free). */
 struct trace_split_cur {
 	size_t piece, frame; /* LZ4: the next frame of the piece to inflate */
+	uint64_t off, end;   /* raw: the piece's bytes not read yet */
 	const uint8_t *p;    /* whole or partial records not decoded yet */
 	size_t left;
 	uint64_t *pc, *cycle; /* TRACE_BATCH_MAX + slack of each */
-	uint8_t *raw;	      /* LZ4: one frame's content and a partial record */
+	uint8_t *raw;	      /* one frame's content or read, and a partial record */
 	size_t rawcap;
+	uint8_t *z; /* LZ4: one frame as the file has it */
+	size_t zcap;
 	void *dctx; /* LZ4F_dctx */
 };
 /* Starts c at the first record of piece k. */
@@ -73,9 +75,5 @@ void trace_split_cur_start(const struct trace_split *s, size_t k, struct trace_s
 long trace_split_cur_next(const struct trace_split *s, struct trace_split_cur *c,
 			  struct oob_err *err);
 void trace_split_cur_free(struct trace_split_cur *c);
-/* Unmaps piece k's pages from the process (the page cache keeps them; a
- * later read maps them again): done pieces do not count as the process's
- * memory. */
-void trace_split_drop(const struct trace_split *s, size_t k);
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "oobtest.h"
 #include "util/oob_mem.h"
@@ -163,6 +164,50 @@ static void lz4_one_frame(void)
 	CHECK_EQ(e.code, -ENOTSUP);
 }
 
+/* Decodes every piece; the first error's code (and e), or 0. */
+static long read_all(const struct trace_split *s, struct oob_err *e)
+{
+	struct trace_split_cur c = {0};
+	long m = 0;
+	for (size_t k = 0; k < trace_split_pieces(s) && m >= 0; k++) {
+		trace_split_cur_start(s, k, &c);
+		while ((m = trace_split_cur_next(s, &c, e)) > 0)
+			;
+	}
+	trace_split_cur_free(&c);
+	return m;
+}
+
+/* A file cut short after it was split (a user truncating it, a disk
+ * freeing it): the read that finds it short fails and says where, raw and
+ * LZ4 alike (a mapped file raised SIGBUS here). */
+static void shrunk_after_open(void)
+{
+	const char *raw = oobtest_out("split", "shrink.bin"), *lz = oobtest_out("split", "w1.bin.lz4");
+	struct oob_err e = {0};
+	struct stat st;
+	make_truth();
+	write_raw(raw, 0);
+	struct trace_opts o = {.format = TRACE_FMT_TRACERV_BIN,
+			       .tracerv = {.width = 2, .words = 3, .valid_bit = 63}};
+	struct trace_split *s = trace_split_open(raw, &o, 1000, &e);
+	CHECK(s != NULL);
+	CHECK(stat(raw, &st) == 0);
+	CHECK(truncate(raw, st.st_size / 2) == 0);
+	CHECK_EQ(read_all(s, &e), -EIO);
+	CHECK(strstr(e.msg, "shrank") != NULL && strstr(e.msg, "at byte ") != NULL);
+	trace_split_close(s);
+
+	lz4_writer_frames(); /* writes w1.bin.lz4 */
+	s = trace_split_open(lz, NULL, 100000, &e);
+	CHECK(s != NULL);
+	CHECK(stat(lz, &st) == 0);
+	CHECK(truncate(lz, st.st_size / 2) == 0);
+	CHECK_EQ(read_all(s, &e), -EIO);
+	CHECK(strstr(e.msg, "at byte ") != NULL);
+	trace_split_close(s);
+}
+
 int main(void)
 {
 	OOBTEST_BEGIN("test_trace_split");
@@ -170,5 +215,6 @@ int main(void)
 	RUN(raw_cut_tail);
 	RUN(lz4_writer_frames);
 	RUN(lz4_one_frame);
+	RUN(shrunk_after_open);
 	return OOBTEST_END();
 }
