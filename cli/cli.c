@@ -193,6 +193,8 @@ static int parse_opt(struct cli *c, unsigned bit, int opt, char *val)
 	case OPT_LZ4:
 		c->lz4 = 1;
 		return 0;
+	case OPT_SYNC_EVERY:
+		return parse_number_opt("--sync-every", val, 1u << 30, &c->sync_every);
 	case OPT_LZ4_THREADS:
 		return parse_number_opt("--lz4-threads", val, 64, &t->in.threads);
 	case OPT_THREADS:

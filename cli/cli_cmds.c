@@ -398,7 +398,10 @@ static int convert(const char *in, const struct cli *c, enum trace_format to, st
 	if (!r)
 		return err->code;
 	struct outs o = {.c = c,
-			 .wo = {.format = to, .fields = trace_reader_fields(r), .lz4 = c->lz4}};
+			 .wo = {.format = to,
+				.fields = trace_reader_fields(r),
+				.lz4 = c->lz4,
+				.oobt_sync_records = c->sync_every}};
 	/* One file per hart keeps the trace's one time axis: without cycles, a
 	 * record's index in the whole trace becomes its cycle. */
 	uint64_t *index = NULL;

@@ -25,8 +25,9 @@ struct cli {
 	int annot_disasm; /* annotate --disasm */
 	const char *to;	  /* convert: a trace format; export: an export format */
 	const char *out;
-	int per_hart; /* convert: OUT-C<n> for each hart n */
-	int lz4;      /* convert --to tracerv-bin: LZ4 frames (oobt always has them) */
+	int per_hart;	     /* convert: OUT-C<n> for each hart n */
+	int lz4;	     /* convert --to tracerv-bin: LZ4 frames (oobt always has them) */
+	unsigned sync_every; /* convert --to oobt: records between sync points, 0 = default */
 	struct export_opts ex;
 	uint64_t max_events;
 	const char *name;

@@ -186,6 +186,9 @@ static const struct opt_row opts[] = {
      "trace JSON; also perfetto-json), pprof, folded or svg"},
     {"lz4", NULL, OPT_LZ4, CLI_CONVERT,
      "--to tracerv-bin: write LZ4 frames that readers decompress in parallel"},
+    {"sync-every", "N", OPT_SYNC_EVERY, CLI_CONVERT,
+     "--to oobt: a sync point at least every N records, where threads start reading "
+     "(default 4194304)"},
     {"per-hart", NULL, OPT_PER_HART, CLI_CONVERT,
      "one file per hart, OUT-C0, OUT-C1 ... (as FireSim names them); without cycles in "
      "TRACE, a record's index in the whole trace is its cycle"},

@@ -1,6 +1,7 @@
 /* Fuzz target: every trace reader. The bytes are read with format
  * auto-detection, then once more forced to one format (chosen by the input's
- * length) so that each parser also sees inputs it would not detect. LZ4
+ * length) so that each parser also sees inputs it would not detect, and
+ * as an oobt piece that starts at a sync point (trace_split). LZ4
  * input is also decompressed on 2 threads (lz4par), which must give the
  * sequential bytes whenever both succeed. */
 #include <stddef.h>
@@ -15,10 +16,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void read_all(const uint8_t *data, size_t size, enum trace_format f)
+static void read_all(const uint8_t *data, size_t size, enum trace_format f, int piece)
 {
 	struct oob_err e;
-	struct trace_opts o = {.format = f};
+	struct trace_opts o = {.format = f, .oobt_piece = {piece, 7, piece}};
 	struct in_stream *s = in_open_mem(data, size, "fuzz", &e);
 	struct trace_reader *r = s ? trace_open_stream(s, &o, &e) : NULL;
 	const struct trace_batch *b;
@@ -101,7 +102,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size >= IN_LZ4_MAGIC_LEN && memcmp(data, IN_LZ4_MAGIC, IN_LZ4_MAGIC_LEN) == 0)
 		parallel_lz4(data, size);
-	read_all(data, size, TRACE_FMT_AUTO);
-	read_all(data, size, (enum trace_format)(1 + size % TRACE_FMT_OOBT));
+	read_all(data, size, TRACE_FMT_AUTO, 0);
+	read_all(data, size, (enum trace_format)(1 + size % TRACE_FMT_OOBT), 0);
+	/* oobt as a piece after a sync point (trace_split): SYNC first, no END */
+	if (size >= 8 && !memcmp(data, "\x89OOBT", 5))
+		read_all(data, size, TRACE_FMT_OOBT, 1);
 	return 0;
 }

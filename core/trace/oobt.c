@@ -109,6 +109,7 @@ struct oobt_enc {
 	size_t nharts;
 	uint16_t hart;
 	int started;
+	int many; /* records of more than one hart */
 	uint64_t maddr;
 	uint64_t records;
 	struct pending_run run;
@@ -333,8 +334,10 @@ int oobt_enc_put(struct oobt_enc *e, const struct trace_batch *b, struct oob_err
 	int rc = check_batch(b, e->fields, err);
 	if (rc)
 		return rc;
-	if (!e->started || b->hart != e->hart)
+	if (!e->started || b->hart != e->hart) {
+		e->many |= e->started;
 		switch_hart(e, b->hart);
+	}
 	e->started = 1;
 	struct hart_state *h = &e->harts[e->hart];
 	uint32_t xi = 0;
@@ -417,4 +420,41 @@ void oobt_enc_drain(struct oobt_enc *e)
 uint64_t oobt_enc_records(const struct oobt_enc *e)
 {
 	return e->records;
+}
+
+uint16_t oobt_enc_hart(const struct oobt_enc *e)
+{
+	return e->many ? OOBT_MANY_HARTS : e->hart;
+}
+
+size_t oobt_enc_sync(struct oobt_enc *e)
+{
+	flush_run(e);
+	size_t at = e->len;
+	uint8_t *p = reserve(e, 1 + 3 * 10 + e->nharts * 21);
+	*p++ = OOBT_OP_SYNC;
+	p = oobt_put_varint(p, e->records);
+	p = oobt_put_varint(p, e->nharts);
+	for (size_t k = 0; k < e->nharts; k++) {
+		p = oobt_put_varint(p, e->harts[k].pc);
+		p = oobt_put_varint(p, e->harts[k].cycle);
+		*p++ = e->harts[k].priv;
+	}
+	p = oobt_put_varint(p, e->hart);
+	e->len = (size_t)(p - e->buf);
+	if (e->icache)
+		memset(e->icache, 0, ((size_t)e->imask + 1) * sizeof(*e->icache));
+	e->maddr = 0;
+	return at;
+}
+
+void oobt_mark_encode(const char tag[4], uint64_t records, uint16_t hart,
+		      uint8_t out[8 + OOBT_MARK_SIZE])
+{
+	put_u32(out, OOBT_MARK_MAGIC);
+	put_u32(out + 4, OOBT_MARK_SIZE);
+	memcpy(out + 8, tag, 4);
+	put_u64(out + 12, records);
+	put_u16(out + 20, hart);
+	put_u16(out + 22, 0);
 }

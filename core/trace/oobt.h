@@ -18,7 +18,7 @@
 
 #define OOBT_MAGIC	     "\x89OOBT\r\n\x1a"
 #define OOBT_MAGIC_LEN	     8
-#define OOBT_VERSION	     1
+#define OOBT_VERSION	     2 /* 2: SYNC and the LZ4 body's sync markers */
 #define OOBT_HEADER_SIZE     48
 #define OOBT_HEADER_MAX	     4096
 #define OOBT_ICACHE_DEFAULT  16
@@ -27,6 +27,14 @@
 #define OOBT_X_PER_RECORD    1024	  /* extras pending for one record */
 #define OOBT_TEXT_PER_RECORD (256 * 1024) /* event text pending for one record */
 #define OOBT_EVENT_MAX	     65536	  /* bytes of one EVENT */
+#define OOBT_SYNC_RECORDS    (4u << 20)	  /* our writer's sync points, at most this far apart */
+/* A sync point's skippable LZ4 frame, before the frame that starts with
+ * SYNC, and the trailer after the last frame (docs/formats/OOBT.md) */
+#define OOBT_MARK_MAGIC 0x184D2A5Bu
+#define OOBT_MARK_SIZE	16 /* content: tag, u64 records, u16 hart, u16 zero */
+#define OOBT_MARK_SYNC	"OOBS"
+#define OOBT_MARK_END	"OOBE"
+#define OOBT_MANY_HARTS 0xffffu /* a mark's hart when several wrote records */
 
 enum oobt_comp { OOBT_COMP_NONE = 0, OOBT_COMP_LZ4 = 1 };
 
@@ -40,6 +48,7 @@ enum oobt_op {
 	OOBT_OP_INSN32 = 0xc2,
 	OOBT_OP_HART = 0xc3,
 	OOBT_OP_PRIV = 0xc4, /* ..0xc7 */
+	OOBT_OP_SYNC = 0xc8, /* version 2 */
 	OOBT_OP_X_REG = 0xd0,
 	OOBT_OP_X_FREG = 0xd1,
 	OOBT_OP_X_CSR = 0xd2,
@@ -110,5 +119,17 @@ const uint8_t *oobt_enc_data(const struct oobt_enc *e, size_t *n);
 void oobt_enc_drain(struct oobt_enc *e);
 /* Records encoded so far. */
 uint64_t oobt_enc_records(const struct oobt_enc *e);
+/* The hart every record so far was of, OOBT_MANY_HARTS when several were,
+ * 0 before any. */
+uint16_t oobt_enc_hart(const struct oobt_enc *e);
+/* A sync point: appends SYNC (every hart's state, the records so far) and
+ * forgets what later operations would refer to (the instruction cache, the
+ * memory address), so that a decoder can start there. Returns the offset in
+ * the data (oobt_enc_data) where SYNC starts: the bytes before it end the
+ * stream before the sync point. */
+size_t oobt_enc_sync(struct oobt_enc *e);
+/* A mark's 8-byte skippable-frame header and content (OOBT_MARK_*). */
+void oobt_mark_encode(const char tag[4], uint64_t records, uint16_t hart,
+		      uint8_t out[8 + OOBT_MARK_SIZE]);
 
 #endif

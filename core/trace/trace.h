@@ -104,6 +104,14 @@ struct trace_opts {
 	 * ratio (trace_reader_clock_ratio), so that tiles in different clock
 	 * domains share one time axis. 0: the tile's own cycles. */
 	int base_clock;
+	/* oobt: the body is one piece of a file cut at sync points
+	 * (trace_split.h): it starts with SYNC, which must say `first` records
+	 * came before it, and may end between operations without END; its
+	 * bytes were at `offset` of the file's decompressed body (messages). */
+	struct {
+		int on;
+		uint64_t first, offset;
+	} oobt_piece;
 };
 
 struct trace_reader;

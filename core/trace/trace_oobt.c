@@ -43,7 +43,11 @@ struct oobt_st {
 	uint64_t maddr;
 	uint64_t total;
 	int ended;
-	int cut; /* the upload ended inside the body: nothing more to read */
+	int cut;       /* the upload ended inside the body: nothing more to read */
+	int synced;    /* a SYNC was read (a piece starts with one) */
+	int piece;     /* trace_opts.oobt_piece */
+	int from_sync; /* a piece after the body's start: it starts with SYNC */
+	uint64_t first, base;
 	char *text;
 	size_t text_used;
 	uint8_t run_cnt[128];
@@ -120,6 +124,10 @@ static int oobt_open(struct trace_reader *r, struct oob_err *err)
 	st->nharts = 1;
 	st->harts = oob_xcalloc(1, sizeof(*st->harts));
 	st->text = oob_xmalloc(TEXT_CAP);
+	st->piece = r->opts.oobt_piece.on;
+	st->first = r->opts.oobt_piece.first;
+	st->base = r->opts.oobt_piece.offset;
+	st->from_sync = st->piece && st->base > 0;
 	build_run_table(st);
 	const char *src = st->h.source_format <= TRACE_FMT_OOBT
 			      ? trace_format_name((enum trace_format)st->h.source_format)
@@ -169,6 +177,82 @@ static const uint8_t *varint_slow(const uint8_t *p, uint64_t *v)
 			goto bad_varint;                                                           \
 		}                                                                                  \
 	} while (0)
+
+/* A varint that may end anywhere before hard: NULL past hard or when too
+ * long (*bad). */
+static const uint8_t *varint_in(const uint8_t *p, const uint8_t *hard, uint64_t *v, int *bad)
+{
+	uint64_t x = 0;
+	for (unsigned s = 0; p < hard; s += 7) {
+		uint64_t b = *p++;
+		if (s == 63 && b > 1) {
+			*bad = 1;
+			return NULL;
+		}
+		x |= (b & 0x7f) << s;
+		if (b < 0x80) {
+			*v = x;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* SYNC's operands at p, read into st when they are whole and right: their
+ * end; NULL with *why when wrong, without when they run past hard. */
+static const uint8_t *sync_read(struct oobt_st *st, const uint8_t *p, const uint8_t *hard,
+				const char **why)
+{
+	uint64_t rec, nh, cur, pc, cyc;
+	int bad = 0;
+	if (!(p = varint_in(p, hard, &rec, &bad)) || !(p = varint_in(p, hard, &nh, &bad)))
+		goto out;
+	if (nh == 0 || nh > 0x10000 || nh < st->nharts) {
+		*why = "SYNC states no hart, more than 65536, or fewer than the stream used";
+		return NULL;
+	}
+	if (st->h.version < 2) {
+		*why = "SYNC in a version 1 file";
+		return NULL;
+	}
+	struct hstate *hs = oob_xmalloc(nh * sizeof(*hs));
+	for (uint64_t k = 0; k < nh && p; k++) {
+		if ((p = varint_in(p, hard, &pc, &bad)) && (p = varint_in(p, hard, &cyc, &bad)) &&
+		    p < hard)
+			hs[k] = (struct hstate){pc, cyc, *p++};
+		else
+			p = NULL;
+		if (p && hs[k].priv > 3)
+			bad = 1, p = NULL;
+	}
+	if (p)
+		p = varint_in(p, hard, &cur, &bad);
+	if (p && cur >= nh)
+		bad = 1, p = NULL;
+	if (p && (st->synced || !st->from_sync) && rec != st->total) {
+		*why = "SYNC record count differs from the records read";
+		p = NULL;
+	} else if (p && !st->synced && st->from_sync && rec != st->first) {
+		*why = "SYNC record count differs from its sync mark's";
+		p = NULL;
+	}
+	if (p) {
+		free(st->harts);
+		st->harts = hs;
+		st->nharts = (size_t)nh;
+		st->hart = (uint16_t)cur;
+		st->total = rec;
+		st->synced = 1;
+		st->maddr = 0;
+		memset(st->icache, 0, ((size_t)st->imask + 1) * sizeof(*st->icache));
+		return p;
+	}
+	free(hs);
+out:
+	if (bad && !*why)
+		*why = "SYNC with a bad varint, priv or current hart";
+	return NULL;
+}
 
 struct dec {
 	const uint8_t *buf, *soft, *hard;
@@ -285,6 +369,29 @@ decode_impl(struct trace_reader *r, struct oobt_st *st, struct dec *d, const uns
 			case 0xc7:
 				priv = op & 3;
 				continue;
+			case OOBT_OP_SYNC: {
+				if (n) /* a sync point starts a batch, in every reader */
+					goto full;
+				if (npend || has_pend_insn || priv != g_priv) {
+					d->why = "SYNC after a prefix without its record";
+					goto bad;
+				}
+				const uint8_t *e = sync_read(st, p, hard, &d->why);
+				if (!e) {
+					if (d->why)
+						goto bad;
+					if (at_end)
+						goto truncated;
+					goto more;
+				}
+				p = gstart = e;
+				h = &st->harts[st->hart];
+				pc = h->pc;
+				cyc = h->cycle;
+				priv = g_priv = h->priv;
+				maddr = g_maddr = 0;
+				continue;
+			}
 			case OOBT_OP_END:
 				VARINT(p, v);
 				if (at_end && p > hard)
@@ -510,9 +617,31 @@ static int decode(struct trace_reader *r, struct oobt_st *st, struct dec *d)
 	}
 }
 
+/* How messages name offsets: in the decompressed body of a file or a
+ * piece of one, or in the file. */
+static const char *body_kind(const struct oobt_st *st)
+{
+	return st->own_body || st->piece ? "decompressed body " : "";
+}
+
 static uint64_t body_offset(struct oobt_st *st, const uint8_t *at, const uint8_t *buf)
 {
-	return in_offset(st->body) + (uint64_t)(at - buf);
+	return st->base + in_offset(st->body) + (uint64_t)(at - buf);
+}
+
+/* A piece must start at a sync point: its first operation is SYNC. */
+static int piece_start(struct oobt_st *st, struct oob_err *err)
+{
+	const uint8_t *p;
+	long n = in_peek(st->body, &p, 1, err);
+	if (n < 0)
+		return (int)n;
+	if (n == 0 || *p != OOBT_OP_SYNC)
+		return oob_err_set(err, -EINVAL,
+				   "oobt: no sync point at decompressed body byte %" PRIu64
+				   " where its mark puts one",
+				   st->base);
+	return 0;
 }
 
 static int after_end(struct trace_reader *r, struct oobt_st *st, struct oob_err *err)
@@ -524,7 +653,7 @@ static int after_end(struct trace_reader *r, struct oobt_st *st, struct oob_err 
 	if (n > 0)
 		return oob_err_set(err, -EINVAL,
 				   "oobt: data after the end marker at %sbyte %" PRIu64,
-				   st->own_body ? "decompressed body " : "", in_offset(st->body));
+				   body_kind(st), st->base + in_offset(st->body));
 	return 0;
 }
 
@@ -535,6 +664,11 @@ static int oobt_next(struct trace_reader *r, struct oob_err *err)
 		return 0;
 	if (st->ended)
 		return after_end(r, st, err);
+	if (st->from_sync && !st->synced) {
+		int rc = piece_start(st, err);
+		if (rc < 0)
+			return rc;
+	}
 	st->text_used = 0;
 	for (;;) {
 		const uint8_t *buf;
@@ -558,26 +692,30 @@ static int oobt_next(struct trace_reader *r, struct oob_err *err)
 			return r->b.n ? 1 : 0;
 		}
 		if (s < 0)
-			return oob_err_set(
-			    err, d.code,
-			    "oobt: %s at %sbyte %" PRIu64 " (after %" PRIu64 " records)", d.why,
-			    st->own_body ? "decompressed body " : "", at, st->total);
+			return oob_err_set(err, d.code,
+					   "oobt: %s at %sbyte %" PRIu64 " (after %" PRIu64
+					   " records)",
+					   d.why, body_kind(st), at, st->total);
 		/* ST_MORE */
+		if (d.at_end && st->piece && d.consumed == d.hard) {
+			st->cut = 1; /* a piece ends between operations */
+			return r->b.n ? 1 : 0;
+		}
 		if (d.at_end) {
 			if (r->b.n)
 				return 1;
 			return oob_err_set(err, -EINVAL,
 					   "oobt: truncated: no end marker after %" PRIu64
 					   " records (%sbyte %" PRIu64 ")",
-					   st->total, st->own_body ? "decompressed body " : "",
-					   in_offset(st->body));
+					   st->total, body_kind(st),
+					   st->base + in_offset(st->body));
 		}
 		if (d.consumed == buf)
 			return oob_err_set(err, -EINVAL,
 					   "oobt: operations at %sbyte %" PRIu64
 					   " produce no record within %u bytes",
-					   st->own_body ? "decompressed body " : "",
-					   in_offset(st->body), IN_WINDOW);
+					   body_kind(st), st->base + in_offset(st->body),
+					   IN_WINDOW);
 	}
 }
 

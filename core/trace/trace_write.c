@@ -18,6 +18,11 @@
 /* Also the content of each LZ4 frame: big enough that the frames compress
  * about as well as one stream, small enough to spread over threads. */
 enum { OUT_CHUNK = 4 << 20 };
+/* oobt: a sync point ends a frame before this much is left of OUT_CHUNK, so
+ * that frames end at sync points (a batch's operations are rarely more);
+ * one that is more is cut where the frame fills, which only costs a sync
+ * point. */
+enum { OUT_SYNC_MARGIN = 1 << 20 };
 
 struct trace_writer {
 	struct trace_write_opts o;
@@ -34,6 +39,7 @@ struct trace_writer {
 	size_t zcap;
 	/* oobt */
 	struct oobt_enc *enc;
+	uint64_t synced; /* records before the last sync point */
 	/* tracerv-bin */
 	unsigned width, words, vbit;
 	uint64_t rec[8];
@@ -347,6 +353,31 @@ fail:
 	return NULL;
 }
 
+static int put_mark(struct trace_writer *w, const char *tag, struct oob_err *err)
+{
+	uint8_t m[8 + OOBT_MARK_SIZE];
+	oobt_mark_encode(tag, oobt_enc_records(w->enc), oobt_enc_hart(w->enc), m);
+	return write_all(w, m, sizeof(m), err);
+}
+
+/* A sync point between batches: the frame ends before it, a mark says where
+ * it is, and the next frame starts with SYNC (docs/formats/OOBT.md). */
+static int sync_oobt(struct trace_writer *w, struct oob_err *err)
+{
+	size_t cut = oobt_enc_sync(w->enc), n;
+	const uint8_t *p = oobt_enc_data(w->enc, &n);
+	int rc = emit(w, p, cut, err);
+	if (!rc)
+		rc = flush_stage(w, err);
+	if (!rc)
+		rc = put_mark(w, OOBT_MARK_SYNC, err);
+	if (!rc)
+		rc = emit(w, p + cut, n - cut, err);
+	oobt_enc_drain(w->enc);
+	w->synced = oobt_enc_records(w->enc);
+	return rc;
+}
+
 static int put_oobt(struct trace_writer *w, const struct trace_batch *b, struct oob_err *err)
 {
 	int rc = oobt_enc_put(w->enc, b, err);
@@ -354,6 +385,10 @@ static int put_oobt(struct trace_writer *w, const struct trace_batch *b, struct 
 		return rc;
 	size_t n;
 	const uint8_t *p = oobt_enc_data(w->enc, &n);
+	uint64_t every = w->o.oobt_sync_records ? w->o.oobt_sync_records : OOBT_SYNC_RECORDS;
+	if (w->cctx && (oobt_enc_records(w->enc) - w->synced >= every ||
+			w->nstage + n >= OUT_CHUNK - OUT_SYNC_MARGIN))
+		return sync_oobt(w, err);
 	if (n < 256 * 1024)
 		return 0;
 	rc = emit(w, p, n, err);
@@ -427,6 +462,8 @@ static int finish(struct trace_writer *w, struct oob_err *err)
 	if ((rc = flush_stage(w, err)))
 		return rc;
 	if (w->cctx && !w->frames && (rc = lz4_frame(w, err))) /* an empty trace */
+		return rc;
+	if (w->cctx && w->enc && (rc = put_mark(w, OOBT_MARK_END, err)))
 		return rc;
 	return out_file_commit(&w->out, err);
 }

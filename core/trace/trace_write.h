@@ -57,7 +57,10 @@ struct trace_write_opts {
 	const char *clock_domain;  /* tracerv-bin header's domain name; NULL = "baseClock" */
 	int oobt_plain;		   /* oobt: body not LZ4-framed (benchmarks, debugging) */
 	unsigned oobt_icache_log2; /* oobt: instruction cache slots, log2 (8..24); 0 = 16 */
-	enum trace_format source;  /* oobt: format converted from (informational) */
+	/* oobt in LZ4 frames: a sync point at least every this many records
+	 * (threads start decoding there: trace_split.h); 0 = OOBT_SYNC_RECORDS */
+	uint64_t oobt_sync_records;
+	enum trace_format source; /* oobt: format converted from (informational) */
 };
 
 /* NULL + err if the options are invalid or the temporary file cannot be

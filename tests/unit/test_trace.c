@@ -795,6 +795,47 @@ static const char *oobt_error_of(unsigned fields, const uint8_t *body, size_t n,
 	return rc ? e.msg : "";
 }
 
+/* SYNC (version 2): the state it states is where decoding goes on, and
+ * what it may not say is an error naming it. */
+static void oobt_sync_bodies(void)
+{
+	uint64_t got;
+	/* jump to 0x1000, SYNC (1 record; 1 hart at 0x2000, cycle 0, priv 3;
+	 * hart 0), RUN of 1 (0x2002), END 2 */
+	const uint8_t ok[] = {0xc0, 0x80, 0x40, 0xc8, 0x01, 0x01, 0x80,
+			      0x40, 0x00, 0x03, 0x00, 0x02, 0xff, 0x02};
+	CHECK_STR(oobt_error_of(TRACE_F_PRIV, ok, sizeof(ok), &got), "");
+	CHECK_EQ(got, 2);
+	uint8_t buf[64];
+	struct oob_err e = {0};
+	struct trace_reader *r = open_bytes(buf, mk_oobt(buf, TRACE_F_PRIV, ok, sizeof(ok)), &e);
+	const struct trace_batch *b;
+	CHECK(r && trace_next(r, &b, &e) == 1 && b->n == 1 && b->pc[0] == 0x1000);
+	CHECK(trace_next(r, &b, &e) == 1 && b->n == 1); /* a sync point starts a batch */
+	CHECK(b->pc[0] == 0x2002 && b->priv[0] == 3);
+	trace_close(r);
+	const uint8_t count[] = {0xc8, 0x05, 0x01, 0x00, 0x00, 0x00, 0x00, 0xff, 0x00};
+	CHECK(strstr(oobt_error_of(0, count, sizeof(count), &got), "SYNC record count"));
+	const uint8_t noh[] = {0xc8, 0x00, 0x00, 0x00};
+	CHECK(strstr(oobt_error_of(0, noh, sizeof(noh), &got), "no hart"));
+	const uint8_t priv[] = {0xc8, 0x00, 0x01, 0x00, 0x00, 0x07, 0x00};
+	CHECK(strstr(oobt_error_of(0, priv, sizeof(priv), &got), "bad varint, priv"));
+	const uint8_t cur[] = {0xc8, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01};
+	CHECK(strstr(oobt_error_of(0, cur, sizeof(cur), &got), "current hart"));
+	const uint8_t cut[] = {0xc8, 0x00, 0x01, 0x00};
+	CHECK(strstr(oobt_error_of(0, cut, sizeof(cut), &got), "truncated"));
+	const uint8_t pre[] = {0xc1, 0x13, 0x00, 0xc8, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00};
+	CHECK(strstr(oobt_error_of(TRACE_F_INSN, pre, sizeof(pre), &got), "after a prefix"));
+	uint8_t v1[64];
+	size_t n = mk_oobt(v1, 0, noh, 0);
+	const uint8_t one[] = {0xc8, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0xff, 0x00};
+	memcpy(v1 + n, one, sizeof(one));
+	v1[8] = 1;
+	CHECK((r = open_bytes(v1, n + sizeof(one), &e)) != NULL);
+	CHECK(drain(r, &got, &e) < 0 && strstr(e.msg, "version 1"));
+	trace_close(r);
+}
+
 static void oobt_hostile_bodies(void)
 {
 	uint64_t got;
@@ -824,9 +865,9 @@ static void oobt_hostile_bodies(void)
 	struct oob_err e = {0};
 	uint8_t buf[64];
 	mk_oobt(buf, 0, ok, 0);
-	buf[8] = 2;
+	buf[8] = OOBT_VERSION + 1;
 	CHECK(!open_bytes(buf, OOBT_HEADER_SIZE, &e) && e.code == -ENOTSUP);
-	CHECK(strstr(e.msg, "version 2"));
+	CHECK(strstr(e.msg, "version 3"));
 	mk_oobt(buf, 0, ok, 0);
 	buf[33] = 30;
 	CHECK(!open_bytes(buf, OOBT_HEADER_SIZE, &e) && strstr(e.msg, "cache size"));
@@ -1475,6 +1516,7 @@ int main(void)
 	RUN(roundtrip_tracerv_bin_layouts);
 	RUN(oobt_truncated_is_detected);
 	RUN(oobt_hostile_bodies);
+	RUN(oobt_sync_bodies);
 	RUN(oobt_every_byte_flipped);
 	RUN(oobt_all_extra_kinds);
 	RUN(text_garbage_names_the_line);
