@@ -151,11 +151,8 @@ static const struct trace_batch *batch_next(struct recon_chunk *c, size_t *k)
 		c->rc = (int)n;
 		return NULL;
 	}
-	c->cb = (struct trace_batch){.n = (uint32_t)n,
-				     .hart = trace_split_hart(c->sp),
-				     .pc = c->cur.pc,
-				     .cycle = c->cur.cycle,
-				     .seq = c->start + (*k)};
+	c->cb = c->cur.b;
+	c->cb.seq = c->start + (*k);
 	*k += (size_t)n;
 	return &c->cb;
 }

@@ -125,8 +125,9 @@ static struct trace_split *split_open(const struct recon *r, const char *path)
 {
 	struct oob_err e;
 	oob_err_clear(&e);
-	struct trace_split *sp =
-	    trace_split_open(path, &r->opts->trace, recon_par_chunk_records(), &e);
+	struct trace_opts to = r->opts->trace;
+	to.insn_changes_only = 1; /* as open_traces: the same batches */
+	struct trace_split *sp = trace_split_open(path, &to, recon_par_chunk_records(), &e);
 	if (!sp)
 		OOB_INFO("recon: no chunks its threads read themselves: %s", e.msg);
 	return sp;

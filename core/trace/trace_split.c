@@ -4,7 +4,7 @@
  * (raw records) or a run of LZ4 frames, found from the frames' headers and
  * block sizes without decompressing anything.
  */
-#include "trace/trace_split.h"
+#include "trace/trace_split_impl.h"
 
 #include <fcntl.h>
 #include <inttypes.h>
@@ -16,36 +16,9 @@
 
 #include "util/lz4par.h"
 #include "util/oob_mem.h"
-#include "trace/trace_impl.h"
 
 #define LZ4_MAGIC  0x184D2204u
 #define SKIP_MAGIC 0x184D2A50u
-
-struct frame {
-	uint64_t zoff, zlen; /* compressed bytes in the file */
-	uint64_t doff, dlen; /* its content in the decompressed stream */
-};
-
-struct piece {
-	uint64_t off, len; /* raw: bytes of whole records; LZ4: compressed bytes */
-	size_t f0, nf;	   /* LZ4: its frames */
-	uint64_t skip;	   /* LZ4: content bytes before its first record */
-	uint64_t nrec;	   /* records (of rec_bytes) in it */
-};
-
-struct trace_split {
-	char *name;
-	int fd; /* read, not mapped: see read_at */
-	uint64_t size;
-	struct trace_tracerv_layout lay;
-	uint16_t hart;
-	int lz4;
-	uint64_t data_off; /* decompressed offset of the first record */
-	struct frame *f;
-	size_t nf;
-	struct piece *p;
-	size_t np, pcap;
-};
 
 static uint32_t le32(const uint8_t *p)
 {
@@ -57,12 +30,12 @@ static uint64_t le64(const uint8_t *p)
 	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
 }
 
-static int nosplit(struct oob_err *err, const char *path, const char *why)
+int split_nosplit(struct oob_err *err, const char *path, const char *why)
 {
 	return oob_err_set(err, -ENOTSUP, "%s: read sequentially: %s", path, why);
 }
 
-static struct piece *piece_add(struct trace_split *s)
+struct split_piece *split_piece_add(struct trace_split *s)
 {
 	if (s->np == s->pcap) {
 		s->pcap = s->pcap ? 2 * s->pcap : 64;
@@ -77,8 +50,8 @@ static struct piece *piece_add(struct trace_split *s)
  * the copy (in a virtual machine several times more: 2 threads ran 0.78x the
  * speed of one mapped, 1.5x read), and a file that shrinks under a mapping
  * raises SIGBUS. */
-static int read_at(const struct trace_split *s, uint8_t *buf, size_t n, uint64_t off,
-		   struct oob_err *err)
+int split_read_at(const struct trace_split *s, uint8_t *buf, size_t n, uint64_t off,
+		  struct oob_err *err)
 {
 	while (n) {
 		ssize_t got = pread(s->fd, buf, n, (off_t)off);
@@ -98,22 +71,22 @@ static int read_at(const struct trace_split *s, uint8_t *buf, size_t n, uint64_t
 /* The end of the frame's blocks at z (after its hs-byte header with flags
  * flg) in *end: 0, or -ENOTSUP when they do not fit in the file, or a read
  * error. */
-static int frame_end(const struct trace_split *s, uint64_t z, size_t hs, uint8_t flg,
-		     uint64_t *end, struct oob_err *err)
+static int frame_end(const struct trace_split *s, uint64_t z, size_t hs, uint8_t flg, uint64_t *end,
+		     struct oob_err *err)
 {
 	const uint64_t bchk = flg >> 4 & 1 ? 4 : 0, cchk = flg >> 2 & 1 ? 4 : 0;
 	uint64_t off = z + hs;
 	for (;;) {
 		uint8_t b[4];
 		if (off + 4 > s->size)
-			return nosplit(err, s->name, "a truncated LZ4 frame");
-		int rc = read_at(s, b, 4, off, err);
+			return split_nosplit(err, s->name, "a truncated LZ4 frame");
+		int rc = split_read_at(s, b, 4, off, err);
 		if (rc < 0)
 			return rc;
 		uint32_t bs = le32(b);
 		uint64_t len = bs ? (bs & 0x7fffffffu) + bchk : cchk;
 		if ((bs & 0x7fffffffu) > LZ4PAR_FRAME_MAX || off + 4 + len > s->size)
-			return nosplit(err, s->name, "a truncated or corrupt LZ4 frame");
+			return split_nosplit(err, s->name, "a truncated or corrupt LZ4 frame");
 		off += 4 + len;
 		if (!bs) {
 			*end = off;
@@ -122,11 +95,11 @@ static int frame_end(const struct trace_split *s, uint64_t z, size_t hs, uint8_t
 	}
 }
 
-static void frame_add(struct trace_split *s, const struct frame *f, size_t *cap)
+static void frame_add(struct trace_split *s, const struct split_frame *f)
 {
-	if (s->nf == *cap) {
-		*cap = *cap ? 2 * *cap : 256;
-		s->f = oob_xrealloc(s->f, *cap * sizeof(*s->f));
+	if (s->nf == s->fcap) {
+		s->fcap = s->fcap ? 2 * s->fcap : 256;
+		s->f = oob_xrealloc(s->f, s->fcap * sizeof(*s->f));
 	}
 	s->f[s->nf++] = *f;
 }
@@ -134,35 +107,40 @@ static void frame_add(struct trace_split *s, const struct frame *f, size_t *cap)
 /* Lists the file's frames: -ENOTSUP unless every one declares its size. */
 static int list_frames(struct trace_split *s, struct oob_err *err)
 {
-	uint64_t z = 0, d = 0;
-	size_t cap = 0;
+	uint64_t z = s->oobt ? s->data_off : 0, d = 0;
 	while (z < s->size) {
 		uint8_t h[LZ4F_HEADER_SIZE_MAX];
 		size_t n = s->size - z < sizeof(h) ? (size_t)(s->size - z) : sizeof(h);
 		if (n < 8)
-			return nosplit(err, s->name, "a truncated LZ4 frame");
-		int rc = read_at(s, h, n, z, err);
+			return split_nosplit(err, s->name, "a truncated LZ4 frame");
+		int rc = split_read_at(s, h, n, z, err);
 		if (rc < 0)
 			return rc;
 		uint32_t magic = le32(h);
 		if ((magic & 0xfffffff0u) == SKIP_MAGIC) {
+			if (s->oobt && (rc = split_oobt_skippable(s, z, le32(h + 4), err)) < 0)
+				return rc;
 			z += 8 + (uint64_t)le32(h + 4);
 			continue;
 		}
 		size_t hs = LZ4F_headerSize(h, n);
 		if (magic != LZ4_MAGIC || LZ4F_isError(hs) || s->size - z < hs + 4)
-			return nosplit(err, s->name, "not a sequence of LZ4 frames");
+			return split_nosplit(err, s->name, "not a sequence of LZ4 frames");
 		if (!(h[4] >> 3 & 1) || le64(h + 6) > LZ4PAR_FRAME_MAX)
-			return nosplit(err, s->name, "an LZ4 frame without its content size");
+			return split_nosplit(err, s->name, "an LZ4 frame without its content size");
 		uint64_t end = 0;
 		if ((rc = frame_end(s, z, hs, h[4], &end, err)) < 0)
 			return rc;
-		frame_add(s, &(struct frame){z, end - z, d, le64(h + 6)}, &cap);
+		frame_add(s, &(struct split_frame){z, end - z, d, le64(h + 6), s->mark_sync > 0,
+						   s->mark_sync ? s->mark_sync - 1 : 0});
+		s->mark_sync = 0;
 		d += le64(h + 6);
 		z = end;
 	}
+	if (s->oobt)
+		return split_oobt_check(s, err);
 	if (d < s->data_off || (d - s->data_off) % s->lay.rec_bytes)
-		return nosplit(err, s->name, "the last record is not whole");
+		return split_nosplit(err, s->name, "the last record is not whole");
 	return 0;
 }
 
@@ -171,9 +149,9 @@ static int list_frames(struct trace_split *s, struct oob_err *err)
 static void cut_frames(struct trace_split *s, uint64_t want_bytes)
 {
 	const uint64_t rb = s->lay.rec_bytes;
-	struct piece *cur = NULL;
+	struct split_piece *cur = NULL;
 	for (size_t k = 0; k < s->nf; k++) {
-		const struct frame *f = &s->f[k];
+		const struct split_frame *f = &s->f[k];
 		if (f->doff + f->dlen <= s->data_off)
 			continue; /* the header line's frame */
 		uint64_t from = f->doff > s->data_off ? f->doff : s->data_off;
@@ -181,7 +159,7 @@ static void cut_frames(struct trace_split *s, uint64_t want_bytes)
 		if (!cur || (aligned && cur->nrec * rb >= want_bytes)) {
 			if (cur && !aligned)
 				continue;
-			cur = piece_add(s);
+			cur = split_piece_add(s);
 			cur->f0 = k;
 			cur->off = f->zoff;
 			cur->skip = from - f->doff;
@@ -197,7 +175,7 @@ static void cut_raw(struct trace_split *s, uint64_t want_rec)
 {
 	const uint64_t rb = s->lay.rec_bytes, total = (s->size - s->data_off) / rb;
 	for (uint64_t r = 0; r < total; r += want_rec) {
-		struct piece *p = piece_add(s);
+		struct split_piece *p = split_piece_add(s);
 		p->nrec = total - r < want_rec ? total - r : want_rec;
 		p->off = s->data_off + r * rb;
 		p->len = p->nrec * rb;
@@ -213,17 +191,21 @@ static int probe(struct trace_split *s, const char *path, const struct trace_opt
 		return err ? err->code : -EINVAL;
 	uint8_t m[4] = {0};
 	int rc = 0;
-	if (trace_reader_format(r) != TRACE_FMT_TRACERV_BIN)
-		rc = nosplit(err, path, "not TracerV binary");
-	else if (s->size >= 4 && (rc = read_at(s, m, 4, 0, err)) < 0)
+	enum trace_format f = trace_reader_format(r);
+	if (f == TRACE_FMT_OOBT)
+		rc = split_oobt_probe(s, opts, err);
+	else if (f != TRACE_FMT_TRACERV_BIN)
+		rc = split_nosplit(err, path, "neither TracerV binary nor oobt");
+	else if (s->size >= 4 && (rc = split_read_at(s, m, 4, 0, err)) < 0)
 		;
 	else if (in_is_lz4(r->in) != (le32(m) == LZ4_MAGIC))
-		rc = nosplit(err, path, "LZ4 data after a plain start");
-	s->lz4 = in_is_lz4(r->in);
-	s->data_off = in_offset(r->in);
-	s->hart = r->opts.hart;
-	if (!rc)
+		rc = split_nosplit(err, path, "LZ4 data after a plain start");
+	if (!rc && f == TRACE_FMT_TRACERV_BIN) {
+		s->lz4 = in_is_lz4(r->in);
+		s->data_off = in_offset(r->in);
+		s->hart = r->opts.hart;
 		trace_tracerv_layout_of(r, &s->lay);
+	}
 	trace_close(r);
 	return rc;
 }
@@ -234,8 +216,21 @@ static int open_file(struct trace_split *s, const char *path, struct oob_err *er
 	if ((s->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return oob_err_set(err, -errno, "%s: %s", path, strerror(errno));
 	if (fstat(s->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
-		return nosplit(err, path, "not a regular file with data");
+		return split_nosplit(err, path, "not a regular file with data");
 	s->size = (uint64_t)st.st_size;
+	return 0;
+}
+
+static int cut(struct trace_split *s, uint64_t records_per_piece, struct oob_err *err)
+{
+	if (s->oobt)
+		return split_oobt_cut(s, records_per_piece ? records_per_piece : 1, err);
+	uint64_t per = records_per_piece / s->lay.slots;
+	per = per ? per : 1;
+	if (s->lz4)
+		cut_frames(s, per * s->lay.rec_bytes);
+	else
+		cut_raw(s, per);
 	return 0;
 }
 
@@ -245,7 +240,8 @@ struct trace_split *trace_split_open(const char *path, const struct trace_opts *
 	struct trace_opts none = {0};
 	const struct trace_opts *o = opts ? opts : &none;
 	if (o->in.more || o->in.max_bytes || o->in.tail_may_be_cut || o->base_clock ||
-	    (o->format != TRACE_FMT_AUTO && o->format != TRACE_FMT_TRACERV_BIN)) {
+	    (o->format != TRACE_FMT_AUTO && o->format != TRACE_FMT_TRACERV_BIN &&
+	     o->format != TRACE_FMT_OOBT)) {
 		oob_err_set(err, -ENOTSUP, "%s: read sequentially: a stream, a cap or a format",
 			    path);
 		return NULL;
@@ -256,20 +252,16 @@ struct trace_split *trace_split_open(const char *path, const struct trace_opts *
 	int rc = open_file(s, path, err);
 	if (!rc)
 		rc = probe(s, path, o, err);
-	if (!rc && s->lz4)
+	if (!rc && (s->lz4 || s->oobt))
 		rc = list_frames(s, err);
 	else if (!rc && (s->size - s->data_off) % s->lay.rec_bytes)
-		rc = nosplit(err, path, "the last record is not whole");
+		rc = split_nosplit(err, path, "the last record is not whole");
+	if (!rc)
+		rc = cut(s, records_per_piece, err);
 	if (rc) {
 		trace_split_close(s);
 		return NULL;
 	}
-	uint64_t per = records_per_piece / s->lay.slots;
-	per = per ? per : 1;
-	if (s->lz4)
-		cut_frames(s, per * s->lay.rec_bytes);
-	else
-		cut_raw(s, per);
 	return s;
 }
 
@@ -308,6 +300,8 @@ uint16_t trace_split_hart(const struct trace_split *s)
 uint64_t trace_split_first(const struct trace_split *s, size_t k)
 {
 	uint64_t n = 0;
+	if (s->oobt)
+		return k < s->np ? s->p[k].first : 0;
 	if (k < s->np)
 		n = s->lz4 ? (s->f[s->p[k].f0].doff + s->p[k].skip - s->data_off) / s->lay.rec_bytes
 			   : (s->p[k].off - s->data_off) / s->lay.rec_bytes;
@@ -316,11 +310,13 @@ uint64_t trace_split_first(const struct trace_split *s, size_t k)
 
 void trace_split_cur_start(const struct trace_split *s, size_t k, struct trace_split_cur *c)
 {
-	const struct piece *p = &s->p[k];
+	const struct split_piece *p = &s->p[k];
 	if (!c->pc) {
 		c->pc = oob_xmalloc((TRACE_BATCH_MAX + 8) * sizeof(*c->pc));
 		c->cycle = oob_xmalloc((TRACE_BATCH_MAX + 8) * sizeof(*c->cycle));
 	}
+	trace_close(c->tr);
+	c->tr = NULL;
 	c->piece = k;
 	c->frame = p->f0;
 	c->p = NULL;
@@ -354,7 +350,7 @@ static int read_next(const struct trace_split *s, struct trace_split_cur *c, str
 	if (want > c->end - c->off)
 		want = (size_t)(c->end - c->off);
 	raw_room(c, keep, want);
-	int rc = read_at(s, c->raw + keep, want, c->off, err);
+	int rc = split_read_at(s, c->raw + keep, want, c->off, err);
 	if (rc < 0)
 		return rc;
 	c->off += want;
@@ -363,40 +359,50 @@ static int read_next(const struct trace_split *s, struct trace_split_cur *c, str
 	return 0;
 }
 
-/* The next frame's content after the partial record left: 0, 1 = no frame
- * left, or a negative errno. */
-static int inflate_next(const struct trace_split *s, struct trace_split_cur *c, struct oob_err *err)
+int split_inflate(const struct trace_split *s, struct trace_split_cur *c, size_t k, uint8_t *dst,
+		  size_t cap, struct oob_err *err)
 {
-	const struct piece *p = &s->p[c->piece];
-	if (c->frame >= p->f0 + p->nf)
-		return 1;
-	const struct frame *f = &s->f[c->frame];
-	size_t keep = c->left, skip = c->frame == p->f0 ? (size_t)p->skip : 0;
+	const struct split_frame *f = &s->f[k];
 	if (!c->dctx &&
 	    LZ4F_isError(LZ4F_createDecompressionContext((LZ4F_dctx **)&c->dctx, LZ4F_VERSION)))
 		return oob_err_set(err, -ENOMEM, "lz4: cannot create a decompression context");
-	raw_room(c, keep, (size_t)f->dlen);
 	if (f->zlen > c->zcap) {
 		free(c->z);
 		c->zcap = (size_t)f->zlen;
 		c->z = oob_xmalloc(c->zcap);
 	}
-	int rc = read_at(s, c->z, (size_t)f->zlen, f->zoff, err);
+	int rc = split_read_at(s, c->z, (size_t)f->zlen, f->zoff, err);
 	if (rc < 0)
 		return rc;
-	size_t src = (size_t)f->zlen, dst = (size_t)f->dlen;
+	size_t src = (size_t)f->zlen, dst_n = cap;
 	LZ4F_resetDecompressionContext(c->dctx);
-	size_t r = LZ4F_decompress(c->dctx, c->raw + keep, &dst, c->z, &src, NULL);
-	if (LZ4F_isError(r) || r != 0 || dst != f->dlen || src != f->zlen)
+	size_t r = LZ4F_decompress(c->dctx, dst, &dst_n, c->z, &src, NULL);
+	if (LZ4F_isError(r) || r != 0 || dst_n != f->dlen || src != f->zlen)
 		return oob_err_set(err, -EINVAL,
 				   "%s: corrupt LZ4 frame at byte %" PRIu64
 				   " (content byte %" PRIu64 "): %s",
 				   s->name, f->zoff, f->doff,
 				   LZ4F_isError(r) ? LZ4F_getErrorName(r)
 						   : "its content is not its declared size");
+	return 0;
+}
+
+/* The next frame's content after the partial record left: 0, 1 = no frame
+ * left, or a negative errno. */
+static int inflate_next(const struct trace_split *s, struct trace_split_cur *c, struct oob_err *err)
+{
+	const struct split_piece *p = &s->p[c->piece];
+	if (c->frame >= p->f0 + p->nf)
+		return 1;
+	const struct split_frame *f = &s->f[c->frame];
+	size_t keep = c->left, skip = c->frame == p->f0 ? (size_t)p->skip : 0;
+	raw_room(c, keep, (size_t)f->dlen);
+	int rc = split_inflate(s, c, c->frame, c->raw + keep, (size_t)f->dlen, err);
+	if (rc < 0)
+		return rc;
 	c->frame++;
 	if (skip) /* the header line: only in the first frame, before any record */
-		memmove(c->raw, c->raw + skip, (size_t)f->dlen - skip);
+		memmove(c->raw + keep, c->raw + keep + skip, (size_t)f->dlen - skip);
 	c->p = c->raw;
 	c->left = keep + (size_t)f->dlen - skip;
 	return 0;
@@ -405,6 +411,8 @@ static int inflate_next(const struct trace_split *s, struct trace_split_cur *c, 
 long trace_split_cur_next(const struct trace_split *s, struct trace_split_cur *c,
 			  struct oob_err *err)
 {
+	if (s->oobt)
+		return split_oobt_next(s, c, err);
 	const size_t rb = s->lay.rec_bytes, most = TRACE_BATCH_MAX / s->lay.slots;
 	for (;;) {
 		while (c->left < rb) {
@@ -420,6 +428,8 @@ long trace_split_cur_next(const struct trace_split *s, struct trace_split_cur *c
 		uint32_t n = trace_tracerv_decode(c->p, nrec, c->pc, c->cycle, &s->lay);
 		c->p += nrec * rb;
 		c->left -= nrec * rb;
+		c->b =
+		    (struct trace_batch){.n = n, .hart = s->hart, .pc = c->pc, .cycle = c->cycle};
 		if (n)
 			return n;
 	}
@@ -427,6 +437,7 @@ long trace_split_cur_next(const struct trace_split *s, struct trace_split_cur *c
 
 void trace_split_cur_free(struct trace_split_cur *c)
 {
+	trace_close(c->tr);
 	free(c->pc);
 	free(c->cycle);
 	free(c->raw);

@@ -26,6 +26,7 @@ struct in_stream {
 	int fd;
 	const uint8_t *mem;
 	size_t mem_len, mem_pos;
+	int borrowed; /* buf is the caller's (in_open_mem_in_place) */
 	struct in_stream *under;
 	char *name;
 	struct in_opts o;
@@ -329,6 +330,16 @@ struct in_stream *in_open_mem(const void *buf, size_t n, const char *name, struc
 	return finish_open(s, -1, err);
 }
 
+struct in_stream *in_open_mem_in_place(uint8_t *buf, size_t n, const char *name)
+{
+	struct in_stream *s = new_stream(SRC_MEM, name, NULL);
+	s->borrowed = 1;
+	s->buf = buf;
+	s->len = s->cap = s->mem_len = n;
+	s->eof = 1;
+	return s;
+}
+
 struct in_stream *in_open_sub(struct in_stream *under, const char *name, int lz4,
 			      const struct in_opts *opts, struct oob_err *err)
 {
@@ -347,7 +358,8 @@ void in_close(struct in_stream *s)
 		close(s->fd);
 	LZ4F_freeDecompressionContext(s->dctx);
 	free(s->zbuf);
-	free(s->buf);
+	if (!s->borrowed)
+		free(s->buf);
 	free(s->name);
 	free(s);
 }

@@ -57,6 +57,11 @@ struct in_stream *in_open_fd(int fd, const char *name, const struct in_opts *opt
 			     struct oob_err *err);
 /* Wraps a memory buffer (borrowed; must outlive the stream). For tests and fuzzers. */
 struct in_stream *in_open_mem(const void *buf, size_t n, const char *name, struct oob_err *err);
+/* Plain bytes read where they are, not copied (a piece of a trace that a
+ * thread decompressed: trace_split): buf is borrowed, must have IN_PAD
+ * readable bytes after its n, and in_getline writes its NULs into it.
+ * Never fails. */
+struct in_stream *in_open_mem_in_place(uint8_t *buf, size_t n, const char *name);
 /* A stream whose raw bytes are the rest of `under` (borrowed: close this one
  * first). lz4: 1 = they are LZ4 frames, 0 = plain, -1 = detect by magic. Used
  * for a compressed body after a plain header (oobt). opts->more is ignored

@@ -5,7 +5,8 @@
 # `stats` in it, but the wall time) and the pprof export (node and frame ids in order), for every
 # generated fixture trace that `oobprof fold` reads (programs, non-local
 # control flow, Go, Linux boots, every reader's fixtures), and for the
-# programs' traces converted to TracerV binary, raw and LZ4. Tiny chunks
+# programs' traces converted to TracerV binary, raw and LZ4, and to oobt
+# with a sync point every batch (pieces read on their own). Tiny chunks
 # (OOB_CHUNK_RECORDS) cut inside deep recursions and between setjmp and
 # longjmp. Inputs that cannot be cut run sequentially: still compared.
 # Prints PASS/FAIL/SKIP: test_par: <trace>[: why].
@@ -115,4 +116,7 @@ for p in mixed recursion longjmp mutual tailcall fnptr; do
 		check "$p.trv" "$w/in/$p.trv"
 	"$CLI" convert --to tracerv-bin --lz4 "$gen/progs/$p.oobt" -o "$w/in/$p.trv.lz4" 2>/dev/null &&
 		check "$p.trv.lz4" "$w/in/$p.trv.lz4"
+	# oobt with a sync point every batch: pieces its threads read themselves
+	"$CLI" convert --to oobt --sync-every 1 "$gen/progs/$p.oobt" -o "$w/in/$p.sync.oobt" \
+		2>/dev/null && check "$p.sync.oobt" "$w/in/$p.sync.oobt"
 done

@@ -1,9 +1,10 @@
-/* test_trace_split: a TracerV binary file cut into pieces (trace_split.h)
- * decodes, piece after piece and batch after batch, to exactly the
- * instructions it was written
- * from: raw records written here byte by byte (width 2, invalid slots),
- * and our writer's LZ4 frames (several frames, cut at record boundaries);
- * what cannot be cut is refused with -ENOTSUP. */
+/* test_trace_split: a trace file cut into pieces (trace_split.h) decodes,
+ * piece after piece and batch after batch, to exactly the instructions it
+ * was written from: TracerV raw records written here byte by byte (width
+ * 2, invalid slots), our writer's TracerV LZ4 frames (several frames, cut
+ * at record boundaries), and our writer's oobt cut at its sync points
+ * (bits, privilege, traps); what cannot be cut is refused with -ENOTSUP,
+ * a file cut short or a sync mark that lies is an error. */
 #include <lz4frame.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "oobtest.h"
+#include "trace/oobt.h"
 #include "util/oob_mem.h"
 #include "trace/trace_split.h"
 #include "trace/trace_write.h"
@@ -183,7 +185,8 @@ static long read_all(const struct trace_split *s, struct oob_err *e)
  * LZ4 alike (a mapped file raised SIGBUS here). */
 static void shrunk_after_open(void)
 {
-	const char *raw = oobtest_out("split", "shrink.bin"), *lz = oobtest_out("split", "w1.bin.lz4");
+	const char *raw = oobtest_out("split", "shrink.bin"),
+		   *lz = oobtest_out("split", "w1.bin.lz4");
 	struct oob_err e = {0};
 	struct stat st;
 	make_truth();
@@ -208,6 +211,135 @@ static void shrunk_after_open(void)
 	trace_split_close(s);
 }
 
+static uint8_t privs[NINS];
+static uint32_t insns[NINS];
+
+/* oobt with priv, bits and a trap every 997th record, in batches of up
+ * to TRACE_BATCH_MAX of hart `hart` (hart 1 from record `two` on). */
+static void write_oobt(const char *path, uint64_t sync_every, int plain, uint32_t two)
+{
+	struct oob_err e = {0};
+	struct trace_write_opts wo = {.format = TRACE_FMT_OOBT,
+				      .fields = TRACE_F_CYCLE | TRACE_F_INSN | TRACE_F_PRIV,
+				      .oobt_sync_records = sync_every,
+				      .oobt_plain = plain};
+	static struct trace_extra x[TRACE_BATCH_MAX];
+	make_truth();
+	for (uint32_t i = 0; i < NINS; i++) {
+		privs[i] = (uint8_t)(i / 1000 % 2 * 3);
+		insns[i] = (uint32_t)(pcs[i] * 2654435761u) | 3;
+	}
+	struct trace_writer *w = trace_writer_open(path, &wo, &e);
+	CHECK(w != NULL);
+	for (uint32_t i = 0; i < NINS;) {
+		uint32_t m = NINS - i < TRACE_BATCH_MAX ? NINS - i : TRACE_BATCH_MAX, nx = 0;
+		if (i < two && i + m > two)
+			m = two - i;
+		for (uint32_t k = 0; k < m; k++)
+			if ((i + k) % 997 == 0)
+				x[nx++] = (struct trace_extra){
+				    .idx = k, .kind = TRACE_X_TRAP, .val = 8, .addr = i + k};
+		struct trace_batch b = {.n = m,
+					.hart = i >= two,
+					.pc = pcs + i,
+					.cycle = cycles + i,
+					.insn = insns + i,
+					.priv = privs + i,
+					.x = x,
+					.nx = nx,
+					.seq = i};
+		CHECK(trace_writer_put(w, &b, &e) == 0);
+		i += m;
+	}
+	CHECK(trace_writer_close(w, &e) == 0);
+}
+
+/* Records [*at, *at + b->n) as written; *at moves past them. */
+static void check_oobt_batch(const struct trace_batch *b, uint32_t *atp)
+{
+	uint32_t nx = 0, at = *atp;
+	*atp += b->n;
+	CHECK(at + (uint64_t)b->n <= NINS);
+	for (uint32_t i = 0; i < b->n; i++) {
+		CHECK_EQ(b->pc[i], pcs[at + i]);
+		CHECK_EQ(b->cycle[i], cycles[at + i]);
+		CHECK_EQ(b->priv[i], privs[at + i]);
+		CHECK_EQ(b->insn[i], insns[at + i]);
+		if ((at + i) % 997 == 0) {
+			CHECK(nx < b->nx && b->x[nx].idx == i && b->x[nx].addr == at + i);
+			nx++;
+		}
+	}
+	CHECK_EQ(b->nx, nx);
+}
+
+/* oobt cut at its sync points: the sequential reader and every piece's
+ * read the instructions written, each piece's first number exact. */
+static void oobt_pieces(void)
+{
+	const char *path = oobtest_out("split", "sync.oobt");
+	struct oob_err e = {0};
+	write_oobt(path, 5000, 0, NINS);
+	struct trace_reader *r = trace_open(path, NULL, &e);
+	const struct trace_batch *b;
+	uint32_t at = 0;
+	CHECK(r != NULL);
+	while (trace_next(r, &b, &e) > 0)
+		check_oobt_batch(b, &at);
+	CHECK_EQ(at, NINS);
+	trace_close(r);
+
+	struct trace_split *s = trace_split_open(path, NULL, 20000, &e);
+	CHECK(s != NULL);
+	CHECK(trace_split_pieces(s) >= 10);
+	struct trace_split_cur c = {0};
+	long m;
+	at = 0;
+	for (size_t k = 0; k < trace_split_pieces(s); k++) {
+		CHECK_EQ(trace_split_first(s, k), at);
+		trace_split_cur_start(s, k, &c);
+		while ((m = trace_split_cur_next(s, &c, &e)) > 0)
+			check_oobt_batch(&c.b, &at);
+		CHECK_EQ(m, 0);
+	}
+	CHECK_EQ(at, NINS);
+	trace_split_cur_free(&c);
+	trace_split_close(s);
+	/* sync points 4096+ records apart are not cut into 1000-record pieces */
+	CHECK(trace_split_open(path, NULL, 1000, &e) == NULL && e.code == -ENOTSUP);
+}
+
+/* What cannot be cut: two harts, a plain body; a sync mark that lies is
+ * found by the piece's reader. */
+static void oobt_refused(void)
+{
+	const char *path = oobtest_out("split", "bad.oobt");
+	struct oob_err e = {0};
+	write_oobt(path, 5000, 0, NINS / 2);
+	CHECK(trace_split_open(path, NULL, 20000, &e) == NULL && e.code == -ENOTSUP);
+	CHECK(strstr(e.msg, "several harts") != NULL);
+	write_oobt(path, 5000, 1, NINS);
+	CHECK(trace_split_open(path, NULL, 20000, &e) == NULL && e.code == -ENOTSUP);
+
+	write_oobt(path, 5000, 0, NINS);
+	struct stat st;
+	CHECK(stat(path, &st) == 0);
+	FILE *f = fopen(path, "r+b");
+	uint8_t *d = oob_xmalloc((size_t)st.st_size);
+	CHECK(fread(d, 1, (size_t)st.st_size, f) == (size_t)st.st_size);
+	uint8_t *mk = memmem(d, (size_t)st.st_size, OOBT_MARK_SYNC, 4);
+	CHECK(mk != NULL);
+	mk[4] ^= 1; /* the records before the first sync point, off by one */
+	CHECK(fseek(f, mk - d + 4, SEEK_SET) == 0 && fputc(mk[4], f) != EOF);
+	fclose(f);
+	free(d);
+	struct trace_split *s = trace_split_open(path, NULL, 5000, &e); /* a piece a sync */
+	CHECK(s != NULL);
+	CHECK_EQ(read_all(s, &e), -EINVAL);
+	CHECK(strstr(e.msg, "differs from its sync mark") != NULL);
+	trace_split_close(s);
+}
+
 int main(void)
 {
 	OOBTEST_BEGIN("test_trace_split");
@@ -216,5 +348,7 @@ int main(void)
 	RUN(lz4_writer_frames);
 	RUN(lz4_one_frame);
 	RUN(shrunk_after_open);
+	RUN(oobt_pieces);
+	RUN(oobt_refused);
 	return OOBTEST_END();
 }
