@@ -188,7 +188,7 @@ static const struct opt_row opts[] = {
      "--to tracerv-bin: write LZ4 frames that readers decompress in parallel"},
     {"sync-every", "N", OPT_SYNC_EVERY, CLI_CONVERT,
      "--to oobt: a sync point at least every N records, where threads start reading "
-     "(default 4194304)"},
+     "(default 8388608; one hart's streams only)"},
     {"per-hart", NULL, OPT_PER_HART, CLI_CONVERT,
      "one file per hart, OUT-C0, OUT-C1 ... (as FireSim names them); without cycles in "
      "TRACE, a record's index in the whole trace is its cycle"},

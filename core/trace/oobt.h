@@ -27,7 +27,7 @@
 #define OOBT_X_PER_RECORD    1024	  /* extras pending for one record */
 #define OOBT_TEXT_PER_RECORD (256 * 1024) /* event text pending for one record */
 #define OOBT_EVENT_MAX	     65536	  /* bytes of one EVENT */
-#define OOBT_SYNC_RECORDS    (4u << 20)	  /* our writer's sync points, at most this far apart */
+#define OOBT_SYNC_RECORDS    (8u << 20)	  /* our writer's sync points, at most this far apart */
 /* A sync point's skippable LZ4 frame, before the frame that starts with
  * SYNC, and the trailer after the last frame (docs/formats/OOBT.md) */
 #define OOBT_MARK_MAGIC 0x184D2A5Bu

@@ -61,7 +61,7 @@ int split_inflate(const struct trace_split *s, struct trace_split_cur *c, size_t
 /* oobt (trace_split_oobt.c): the header (0, or -ENOTSUP without sync
  * points); a skippable frame of the body at z, of n content bytes (a mark
  * or not); after the frame walk, whether the file can be cut; the cut
- * (-ENOTSUP when its pieces would be over twice want_records); the next
+ * (-ENOTSUP when its pieces would be over four times want_records); the next
  * batch of a cursor. */
 int split_oobt_probe(struct trace_split *s, const struct trace_opts *opts, struct oob_err *err);
 int split_oobt_skippable(struct trace_split *s, uint64_t z, uint32_t n, struct oob_err *err);

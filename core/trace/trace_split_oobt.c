@@ -90,14 +90,15 @@ int split_oobt_cut(struct trace_split *s, uint64_t want, struct oob_err *err)
 		cur->len = f->zoff + f->zlen - cur->off;
 		cur->dlen += f->dlen;
 	}
-	/* pieces much longer than the chunks asked for (sync points far
-	 * apart, tiny test chunks) would not be the cut wanted: copying
-	 * records to chunks makes it */
+	/* pieces much longer than the chunks asked for (tiny test chunks)
+	 * would not be the cut wanted: copying records to chunks makes it.
+	 * Our writer's sync points are 4 default chunks apart, and it syncs
+	 * at the first batch end past its interval: a batch of slack. */
 	for (size_t k = 0; k < s->np; k++) {
 		uint64_t end = k + 1 < s->np ? s->p[k + 1].first : s->total;
-		if (end - s->p[k].first > 2 * want)
+		if (end - s->p[k].first > 4 * want + TRACE_BATCH_MAX)
 			return split_nosplit(err, s->name,
-					     "oobt sync points further apart than twice the chunk");
+					     "oobt sync points further apart than four chunks");
 	}
 	return 0;
 }

@@ -386,8 +386,11 @@ static int put_oobt(struct trace_writer *w, const struct trace_batch *b, struct 
 	size_t n;
 	const uint8_t *p = oobt_enc_data(w->enc, &n);
 	uint64_t every = w->o.oobt_sync_records ? w->o.oobt_sync_records : OOBT_SYNC_RECORDS;
-	if (w->cctx && (oobt_enc_records(w->enc) - w->synced >= every ||
-			w->nstage + n >= OUT_CHUNK - OUT_SYNC_MARGIN))
+	/* several harts: trace_split cuts one hart's stream only, and a sync
+	 * point costs a few KiB (the instruction cache starts over) */
+	if (w->cctx && oobt_enc_hart(w->enc) != OOBT_MANY_HARTS &&
+	    (oobt_enc_records(w->enc) - w->synced >= every ||
+	     w->nstage + n >= OUT_CHUNK - OUT_SYNC_MARGIN))
 		return sync_oobt(w, err);
 	if (n < 256 * 1024)
 		return 0;

@@ -71,6 +71,17 @@ class Body:
         return (v >> 1) ^ -(v & 1)
 
 
+def read_sync(b):
+    """SYNC's operands (version 2): records before it, {hart: pc}, the
+    current hart."""
+    records, n = b.varint(), b.varint()
+    pcs = {}
+    for h in range(n):
+        pcs[h] = b.varint()
+        b.varint(), b.u8()  # cycle, priv
+    return records, pcs, b.varint()
+
+
 def count_harts(path, limit):
     """Records per hart among the first limit ones: only the opcodes that
     make records or switch harts matter, the others are skipped by length."""
@@ -79,7 +90,7 @@ def count_harts(path, limit):
     if len(head) < 48 or head[:8] != MAGIC:
         die("%s: not an oobt file" % path)
     ver, hsize, fields = struct.unpack_from("<HHI", head, 8)
-    if ver != 1 or hsize < 48:
+    if ver not in (1, 2) or hsize < 48:
         die("unsupported header: version %d, size %d" % (ver, hsize))
     f.seek(hsize)
     lz = None
@@ -106,6 +117,8 @@ def count_harts(path, limit):
             b.fixed(2 if op == 0xC1 else 4)
         elif op == 0xC3:
             hart = b.varint()
+        elif op == 0xC8:
+            hart = read_sync(b)[2]
         elif op in (0xD0, 0xD1):
             b.u8(), b.zz()
         elif op == 0xD2:
@@ -146,7 +159,7 @@ def main():
         die("%s: not an oobt file" % path)
     ver, hsize, fields = struct.unpack_from("<HHI", data, 8)
     comp, k = data[32], data[33]
-    if ver != 1 or hsize < 48 or not 8 <= k <= 24:
+    if ver not in (1, 2) or hsize < 48 or not 8 <= k <= 24:
         die("unsupported header: version %d, size %d, icache %d" % (ver, hsize, k))
     body = data[hsize:]
     if comp == 1:
@@ -204,6 +217,12 @@ def main():
             pcs.setdefault(hart, 0)
         elif 0xC4 <= op <= 0xC7:
             pass
+        elif op == 0xC8:  # a sync point: every hart's pc, an empty cache
+            records, spcs, hart = read_sync(b)
+            if records != n:
+                die("SYNC says %d records, decoded %d" % (records, n))
+            pcs.update(spcs)
+            icache = [0] * (1 << k)
         elif op in (0xD0, 0xD1):
             num, val = b.u8(), b.zz()
             if op == 0xD0 and num == 2:
