@@ -104,6 +104,7 @@ struct oobt_enc {
 	unsigned fields;
 	unsigned icache_log2;
 	uint32_t *icache;
+	uint64_t *itag; /* the pc each slot's bits were last sent for */
 	uint32_t imask;
 	struct hart_state *harts;
 	size_t nharts;
@@ -117,6 +118,12 @@ struct oobt_enc {
 	size_t len, cap;
 };
 
+/* No slot's bits were sent for any pc (a pc is even: all ones is none). */
+static void forget_pcs(struct oobt_enc *e)
+{
+	memset(e->itag, 0xff, ((size_t)e->imask + 1) * sizeof(*e->itag));
+}
+
 struct oobt_enc *oobt_enc_new(unsigned fields, unsigned icache_log2)
 {
 	struct oobt_enc *e = oob_xcalloc(1, sizeof(*e));
@@ -129,8 +136,11 @@ struct oobt_enc *oobt_enc_new(unsigned fields, unsigned icache_log2)
 	e->fields = fields & 0x3f;
 	e->icache_log2 = icache_log2;
 	e->imask = (1u << icache_log2) - 1;
-	if (fields & TRACE_F_INSN)
+	if (fields & TRACE_F_INSN) {
 		e->icache = oob_xcalloc((size_t)e->imask + 1, sizeof(uint32_t));
+		e->itag = oob_xmalloc(((size_t)e->imask + 1) * sizeof(*e->itag));
+		forget_pcs(e);
+	}
 	e->nharts = 1;
 	e->harts = oob_xcalloc(1, sizeof(*e->harts));
 	e->cap = 64 * 1024;
@@ -143,6 +153,7 @@ void oobt_enc_free(struct oobt_enc *e)
 	if (!e)
 		return;
 	free(e->icache);
+	free(e->itag);
 	free(e->harts);
 	free(e->buf);
 	free(e);
@@ -377,11 +388,15 @@ int oobt_enc_put(struct oobt_enc *e, const struct trace_batch *b, struct oob_err
 						   text);
 		}
 		if (e->fields & TRACE_F_INSN) {
-			uint32_t *slot = &e->icache[(pc >> 1) & e->imask];
-			if (*slot != b->insn[i]) {
+			/* also when the slot's bits were sent for another pc: a reader
+			 * that keeps bits per pc learns them from INSN alone (the
+			 * same bits may be new for this pc) */
+			uint32_t si = (pc >> 1) & e->imask;
+			if (e->icache[si] != b->insn[i] || e->itag[si] != pc) {
 				flush_run(e);
 				put_insn(e, b->insn[i]);
-				*slot = b->insn[i];
+				e->icache[si] = b->insn[i];
+				e->itag[si] = pc;
 				prefixed = 1;
 			}
 		}
@@ -442,8 +457,10 @@ size_t oobt_enc_sync(struct oobt_enc *e)
 	}
 	p = oobt_put_varint(p, e->hart);
 	e->len = (size_t)(p - e->buf);
-	if (e->icache)
+	if (e->icache) {
 		memset(e->icache, 0, ((size_t)e->imask + 1) * sizeof(*e->icache));
+		forget_pcs(e);
+	}
 	e->maddr = 0;
 	return at;
 }

@@ -23,8 +23,10 @@ enum {
 
 enum { ST_FULL = 1, ST_MORE, ST_END };
 
-/* decode_impl variant flag (beyond the TRACE_F_* bits): insn only where new. */
+/* decode_impl variant flags (beyond the TRACE_F_* bits): insn only where
+ * new; version 1's untagged cache (oobt_st.itag). */
 #define INSN_SPARSE (1u << 30)
+#define INSN_TAGGED (1u << 29)
 
 struct hstate {
 	uint64_t pc, cycle;
@@ -36,6 +38,13 @@ struct oobt_st {
 	struct in_stream *body;
 	int own_body;
 	uint32_t *icache;
+	/* version 1: the pc whose bits each slot last gave. Its writer sent
+	 * INSN only when the slot's bits changed, so a record whose slot last
+	 * gave another pc's bits may bring bits new for its pc without one
+	 * (they equal the other pc's): it is listed in insn_new too. Version 2
+	 * writers send INSN then (OOBT.md), and this costs a fifth of the
+	 * decoding. */
+	uint64_t *itag;
 	uint32_t imask;
 	struct hstate *harts;
 	size_t nharts;
@@ -121,6 +130,10 @@ static int oobt_open(struct trace_reader *r, struct oob_err *err)
 	st->imask = (1u << st->h.icache_log2) - 1;
 	r->has_insn_new = 1; /* INSN operations say when bits change */
 	st->icache = oob_xcalloc((size_t)st->imask + 1, sizeof(uint32_t));
+	if (st->h.version < 2) {
+		st->itag = oob_xmalloc(((size_t)st->imask + 1) * sizeof(*st->itag));
+		memset(st->itag, 0xff, ((size_t)st->imask + 1) * sizeof(*st->itag)); /* no pc */
+	}
 	st->nharts = 1;
 	st->harts = oob_xcalloc(1, sizeof(*st->harts));
 	st->text = oob_xmalloc(TEXT_CAP);
@@ -146,6 +159,7 @@ static void oobt_close(struct trace_reader *r)
 	if (st->own_body)
 		in_close(st->body);
 	free(st->icache);
+	free(st->itag);
 	free(st->harts);
 	free(st->text);
 	free(st);
@@ -275,6 +289,7 @@ decode_impl(struct trace_reader *r, struct oobt_st *st, struct dec *d, const uns
 	const int at_end = d->at_end;
 	const uint32_t imask = st->imask;
 	uint32_t *const icache = st->icache;
+	uint64_t *const itag = st->itag;
 	/* locals, so that stores into the batch do not force reloads of r */
 	uint64_t *const restrict pcv = r->pc, *const restrict cycv = r->cycle;
 	uint32_t *const restrict insv = r->insn;
@@ -520,11 +535,8 @@ decode_impl(struct trace_reader *r, struct oobt_st *st, struct dec *d, const uns
 		if (at_end && p > hard)
 			goto truncated;
 		if (fields & TRACE_F_INSN) {
-			if (has_pend_insn) {
+			if (has_pend_insn)
 				icache[(pcv[n] >> 1) & imask] = pend_insn;
-				r->insn_new[r->ninsn_new++] = n;
-				insv[n] = pend_insn;
-			}
 			/* six lookups whatever k: the arrays have slack, no branch */
 			if (!(fields & INSN_SPARSE))
 				for (uint32_t i = 0; i < 6; i++)
@@ -543,6 +555,19 @@ decode_impl(struct trace_reader *r, struct oobt_st *st, struct dec *d, const uns
 		}
 		if (fields & TRACE_F_PRIV)
 			memset(privv + n, priv, 8);
+		if (fields & INSN_TAGGED) { /* the records are whole: list them */
+			for (uint32_t i = 0; i < k; i++) {
+				uint32_t si = (pcv[n + i] >> 1) & imask;
+				if (itag[si] != pcv[n + i] || (!i && has_pend_insn)) {
+					itag[si] = pcv[n + i];
+					r->insn_new[r->ninsn_new++] = n + i;
+					insv[n + i] = icache[si];
+				}
+			}
+		} else if ((fields & TRACE_F_INSN) && has_pend_insn) {
+			r->insn_new[r->ninsn_new++] = n;
+			insv[n] = pend_insn;
+		}
 		if (npend) {
 			for (uint32_t j = nx; j < nx + npend; j++)
 				r->x[j].idx = n;
@@ -601,6 +626,8 @@ out:
 static int decode(struct trace_reader *r, struct oobt_st *st, struct dec *d)
 {
 	unsigned sparse = r->opts.insn_changes_only ? INSN_SPARSE : 0;
+	if (st->itag && (r->fields & TRACE_F_INSN)) /* version 1: not a hot path */
+		return decode_impl(r, st, d, r->fields | sparse | INSN_TAGGED);
 	switch (r->fields & (TRACE_F_INSN | TRACE_F_CYCLE | TRACE_F_PRIV)) {
 	case 0:
 		return decode_impl(r, st, d, 0);

@@ -836,6 +836,48 @@ static void oobt_sync_bodies(void)
 	trace_close(r);
 }
 
+/* Whether record k of the batch is listed as bringing new bits. */
+static int listed(const struct trace_batch *b, uint32_t k)
+{
+	for (uint32_t i = 0; b->insn_new && i < b->ninsn_new; i++)
+		if (b->insn_new[i] == k)
+			return 1;
+	return 0;
+}
+
+/* pc A (bits X), pc B in A's cache slot (bits Z), A again with bits Z: the
+ * last record's bits are new for A though its slot holds them. insn_new
+ * must list it (trace.h): version 1 readers find it by the slot's pc,
+ * version 2 writers send INSN for it. */
+static void oobt_insn_new_per_pc(void)
+{
+	/* icache 2^10 slots: B = A + 2^11 shares A's slot */
+	const uint8_t body[] = {0xc2, 0x13, 0, 0,    0,	   0xc0, 0x80, 0x80, 0x08, 0xc2, 0x33,
+				0,    0,    0, 0xc0, 0x80, 0x20, 0xc0, 0xff, 0x1f, 0xff, 0x03};
+	uint8_t buf[128];
+	struct oob_err e = {0};
+	struct trace_opts o = {.insn_changes_only = 1};
+	const struct trace_batch *b;
+	size_t n = mk_oobt(buf, TRACE_F_INSN, body, sizeof(body));
+	buf[8] = 1;
+	struct trace_reader *r = trace_open_stream(in_open_mem(buf, n, "v1", &e), &o, &e);
+	CHECK(r && trace_next(r, &b, &e) == 1 && b->n == 3);
+	CHECK(b->pc[0] == 0x10000 && b->pc[1] == 0x10800 && b->pc[2] == 0x10000);
+	CHECK(listed(b, 2) && b->insn[2] == 0x33);
+	trace_close(r);
+
+	const char *path = oobtest_out("trace", "alias.oobt");
+	uint64_t pcs[3] = {0x10000, 0x10000 + (2u << 16), 0x10000};
+	uint32_t ins[3] = {0x13, 0x33, 0x33};
+	struct trace_write_opts wo = {.format = TRACE_FMT_OOBT, .fields = TRACE_F_INSN};
+	struct trace_writer *w = trace_writer_open(path, &wo, &e);
+	struct trace_batch in = {.n = 3, .pc = pcs, .insn = ins};
+	CHECK(w && trace_writer_put(w, &in, &e) == 0 && trace_writer_close(w, &e) == 0);
+	CHECK((r = trace_open(path, &o, &e)) != NULL);
+	CHECK(trace_next(r, &b, &e) == 1 && b->n == 3 && listed(b, 2) && b->insn[2] == 0x33);
+	trace_close(r);
+}
+
 static void oobt_hostile_bodies(void)
 {
 	uint64_t got;
@@ -1517,6 +1559,7 @@ int main(void)
 	RUN(oobt_truncated_is_detected);
 	RUN(oobt_hostile_bodies);
 	RUN(oobt_sync_bodies);
+	RUN(oobt_insn_new_per_pc);
 	RUN(oobt_every_byte_flipped);
 	RUN(oobt_all_extra_kinds);
 	RUN(text_garbage_names_the_line);
