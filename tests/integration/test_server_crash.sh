@@ -74,6 +74,16 @@ fi
 # left it (the API's answer can be a moment old: the job may have finished
 # before the kill); a kill that fell between two jobs is tried again, up to
 # 10 times (the jobs are short: on a loaded CI machine 3 tries all missed).
+# The jobs' own processes die with the server (PR_SET_PDEATHSIG), but a
+# moment after it: one that had just finished its job may still record it
+# done, after the catalog was read here as running (seen once in CI: the
+# restarted server then had nothing to run again, runs 1).
+job_processes_gone() {
+	for _ in $(seq 1 200); do
+		pgrep -f -- "--run-job [0-9]* --data $W/data" >/dev/null || return 0
+		sleep 0.05
+	done
+}
 running_in_catalog() {
 	python3 - "$W/data/catalog.db" <<'PY'
 import sqlite3, sys
@@ -93,6 +103,7 @@ for attempt in $(seq 1 10); do
 		sleep 0.05
 	done
 	srv_kill9
+	job_processes_gone
 	victim=$(running_in_catalog)
 	before=$(jq_py "$W/jobs.json" '" ".join("%d:%s" % (x["id"], x["state"]) for x in j["jobs"])')
 	[ -n "$victim" ] && break
