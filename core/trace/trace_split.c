@@ -20,16 +20,6 @@
 #define LZ4_MAGIC  0x184D2204u
 #define SKIP_MAGIC 0x184D2A50u
 
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
-}
-
 int split_nosplit(struct oob_err *err, const char *path, const char *why)
 {
 	return oob_err_set(err, -ENOTSUP, "%s: read sequentially: %s", path, why);

@@ -47,6 +47,17 @@ struct trace_split {
 	uint64_t total;		       /* the trailer's records */
 };
 
+/* Little-endian fields of LZ4 frame headers and oobt's marks. */
+static inline uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t le64(const uint8_t *p)
+{
+	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
 int split_nosplit(struct oob_err *err, const char *path, const char *why);
 /* n bytes at off into buf: 0 or a negative errno naming the byte. */
 int split_read_at(const struct trace_split *s, uint8_t *buf, size_t n, uint64_t off,

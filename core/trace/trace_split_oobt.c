@@ -12,14 +12,6 @@
 #include "util/oob_mem.h"
 #include "trace/trace_split_impl.h"
 
-static uint64_t get_le(const uint8_t *p, int n)
-{
-	uint64_t v = 0;
-	for (int i = n - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 int split_oobt_probe(struct trace_split *s, const struct trace_opts *opts, struct oob_err *err)
 {
 	uint8_t h[OOBT_HEADER_SIZE];
@@ -51,13 +43,13 @@ int split_oobt_skippable(struct trace_split *s, uint64_t z, uint32_t n, struct o
 	int rc = split_read_at(s, m, sizeof(m), z + 8, err);
 	if (rc < 0)
 		return rc;
-	uint64_t records = get_le(m + 4, 8);
+	uint64_t records = le64(m + 4);
 	if (!memcmp(m, OOBT_MARK_SYNC, 4)) {
 		s->mark_sync = records + 1;
 	} else if (!memcmp(m, OOBT_MARK_END, 4)) {
 		s->mark_end = 1;
 		s->total = records;
-		s->hart = (uint16_t)get_le(m + 12, 2);
+		s->hart = (uint16_t)(m[12] | m[13] << 8);
 		if (s->hart == OOBT_MANY_HARTS)
 			return split_nosplit(err, s->name, "oobt of several harts");
 	}
