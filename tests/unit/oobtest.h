@@ -131,4 +131,21 @@ static inline const char *oobtest_src(const char *rel)
 	return p;
 }
 
+/* A whole file in malloc'd memory with a NUL after its n bytes, or NULL. */
+static inline void *oobtest_slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	char *p = NULL;
+	long len;
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (p = malloc((size_t)len + 1)) != NULL) {
+		*n = fread(p, 1, (size_t)len, f);
+		p[*n] = '\0';
+	}
+	fclose(f);
+	return p;
+}
+
 #endif

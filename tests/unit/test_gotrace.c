@@ -15,21 +15,6 @@
 
 #define FIX "fixtures/go-traces/"
 
-static char *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *p = oob_xmalloc((size_t)len + 1);
-	*n = fread(p, 1, (size_t)len, f);
-	p[*n] = '\0';
-	fclose(f);
-	return p;
-}
-
 /* ---- `go tool trace -d` lines ----------------------------------------------- */
 
 #define MAXKV 12
@@ -113,7 +98,7 @@ static int dfile_load(const char *name, struct dfile *df)
 	size_t len;
 	snprintf(rel, sizeof(rel), "go/%s.d.txt", name);
 	const char *path = oobtest_gen(rel);
-	char *text = path ? slurp(path, &len) : NULL;
+	char *text = path ? oobtest_slurp(path, &len) : NULL;
 	if (!text)
 		return -1;
 	size_t cap = 0;
@@ -705,7 +690,7 @@ static int ttrace_load(const char *name, struct ttrace *tt)
 	size_t len;
 	snprintf(rel, sizeof(rel), FIX "%s.test", name);
 	const char *path = oobtest_shared(rel);
-	char *text = path ? slurp(path, &len) : NULL;
+	char *text = path ? oobtest_slurp(path, &len) : NULL;
 	if (!text)
 		return -1;
 	memset(tt, 0, sizeof(*tt));
@@ -991,7 +976,7 @@ static void v2_framing(void)
 		struct oob_err err = {0};
 		snprintf(rel, sizeof(rel), FIX "%s", names[k]);
 		const char *path = oobtest_shared(rel);
-		uint8_t *p = path ? (uint8_t *)slurp(path, &n) : NULL;
+		uint8_t *p = path ? (uint8_t *)oobtest_slurp(path, &n) : NULL;
 		if (!p)
 			SKIP("no fixtures under ../shared");
 		uint8_t *padded = reframe(p, n, 1, 0, &n2), *eog = reframe(p, n, 0, k == 1, &n3);
@@ -1075,7 +1060,7 @@ static void truncations(void)
 		size_t n, refused = 0;
 		snprintf(rel, sizeof(rel), FIX "%s", names[k]);
 		const char *path = oobtest_shared(rel);
-		char *p = path ? slurp(path, &n) : NULL;
+		char *p = path ? oobtest_slurp(path, &n) : NULL;
 		if (!p)
 			SKIP("no fixtures under ../shared");
 		for (size_t len = 0; len < n; len++) {
@@ -1124,7 +1109,7 @@ static void corruptions(void)
 		size_t n;
 		snprintf(rel, sizeof(rel), FIX "%s", names[k]);
 		const char *path = oobtest_shared(rel);
-		char *p = path ? slurp(path, &n) : NULL;
+		char *p = path ? oobtest_slurp(path, &n) : NULL;
 		if (!p)
 			SKIP("no fixtures under ../shared");
 		for (int it = 0; it < 400; it++) {

@@ -10,21 +10,6 @@
 #include "util/oob_mem.h"
 #include "oobtest.h"
 
-static void *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	*n = (size_t)ftell(f);
-	fseek(f, 0, SEEK_SET);
-	void *p = oob_xmalloc(*n + 1);
-	if (fread(p, 1, *n, f) != *n)
-		*n = 0;
-	fclose(f);
-	return p;
-}
-
 /* Reads s to the end in pieces of varying size and compares with want. */
 static const char *same_bytes(struct in_stream *s, const uint8_t *want, size_t n)
 {
@@ -67,7 +52,7 @@ static void plain_and_lz4_give_the_same_bytes(void)
 	if (!plain || !lz)
 		SKIP("fixtures not generated (gen-readers.sh)");
 	size_t n;
-	uint8_t *want = slurp(plain, &n);
+	uint8_t *want = oobtest_slurp(plain, &n);
 	struct oob_err e = {0};
 	struct in_stream *s = in_open(plain, NULL, &e);
 	CHECK(s && !in_is_lz4(s));
@@ -95,7 +80,7 @@ static void getline_counts_lines(void)
 	if (!plain || !lz)
 		SKIP("fixtures not generated (gen-readers.sh)");
 	size_t n;
-	uint8_t *want = slurp(plain, &n);
+	uint8_t *want = oobtest_slurp(plain, &n);
 	uint64_t lines = 0, sum = 0;
 	for (size_t i = 0; i < n; i++)
 		lines += want[i] == '\n';

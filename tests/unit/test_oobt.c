@@ -89,7 +89,7 @@ static void oobt_truncated_is_detected(void)
 		struct trace_write_opts wo = {.format = TRACE_FMT_OOBT, .oobt_plain = plain};
 		CHECK_EQ(tracet_convert(in, out, &wo, &e), 0);
 		size_t n;
-		uint8_t *buf = tracet_slurp(out, &n);
+		uint8_t *buf = oobtest_slurp(out, &n);
 		CHECK(buf);
 		size_t cuts[] = {OOBT_HEADER_SIZE + 3, OOBT_HEADER_SIZE + 100, n / 3, n / 2, n - 1};
 		for (size_t c = 0; c < sizeof(cuts) / sizeof(cuts[0]); c++) {
@@ -284,7 +284,7 @@ static void oobt_every_byte_flipped(void)
 		struct trace_write_opts wo = {.format = TRACE_FMT_OOBT, .oobt_plain = plain};
 		CHECK_EQ(tracet_convert(in, out, &wo, &e), 0);
 		size_t n;
-		uint8_t *buf = tracet_slurp(out, &n);
+		uint8_t *buf = oobtest_slurp(out, &n);
 		CHECK(buf);
 		unsigned errors = 0;
 		for (size_t i = 0; i < n; i++) {

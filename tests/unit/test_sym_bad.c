@@ -31,22 +31,6 @@ static uint32_t rng(void)
 	return (uint32_t)rng_state;
 }
 
-static uint8_t *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	long sz;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (sz = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
-		buf = malloc((size_t)sz);
-		*n = buf ? fread(buf, 1, (size_t)sz, f) : 0;
-	}
-	fclose(f);
-	return buf;
-}
-
 /* Opens bytes as an ELF: NULL with a message, or a binary that survives use. */
 static int try_elf(const uint8_t *bytes, size_t n, int *opened)
 {
@@ -84,7 +68,7 @@ static void test_corrupt(void)
 {
 	const char *path = oobtest_gen("sym/pie");
 	size_t n = 0, cuts[] = {0, 1, 4, 16, 52, 63, 64, 65, 100, 0x100, 0x1000, 0, 0, 0};
-	uint8_t *orig = path ? slurp(path, &n) : NULL, *buf;
+	uint8_t *orig = path ? oobtest_slurp(path, &n) : NULL, *buf;
 	struct oob_err err = {0};
 	int opened, nopened = 0, ntried = 0;
 	uint64_t phoff;
@@ -172,7 +156,7 @@ static void test_corrupt_messages(void)
 {
 	const char *path = oobtest_gen("sym/pie");
 	size_t n = 0;
-	uint8_t *orig = path ? slurp(path, &n) : NULL;
+	uint8_t *orig = path ? oobtest_slurp(path, &n) : NULL;
 	struct oob_err err = {0};
 	char *tmp;
 	uint64_t phoff;

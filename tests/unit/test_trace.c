@@ -241,7 +241,7 @@ static void tracerv_truncated_record(void)
 	struct tracet_truth t;
 	if (!p || tracet_truth_load("tv-c-v63-w1", &t))
 		SKIP("no fixture");
-	uint8_t *buf = tracet_slurp(p, &n);
+	uint8_t *buf = oobtest_slurp(p, &n);
 	CHECK(buf && n > 100);
 	const char *nl = memchr(buf, '\n', n);
 	size_t hdr = (size_t)(nl - (char *)buf) + 1;
@@ -347,7 +347,7 @@ static void tracerv_truncated_file_and_pipe(void)
 	struct tracet_truth t;
 	if (!p || tracet_truth_load("tv-c-v63-w1", &t))
 		SKIP("no fixture");
-	uint8_t *buf = tracet_slurp(p, &n);
+	uint8_t *buf = oobtest_slurp(p, &n);
 	CHECK(buf && n > 100);
 	const char *nl = memchr(buf, '\n', n);
 	size_t hdr = (size_t)(nl - (char *)buf) + 1;

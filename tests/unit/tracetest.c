@@ -136,21 +136,6 @@ const char *tracet_against(const struct tracet_sums *s, const struct tracet_trut
 	return NULL;
 }
 
-void *tracet_slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	*n = (size_t)ftell(f);
-	fseek(f, 0, SEEK_SET);
-	void *p = oob_xmalloc(*n + 1);
-	if (fread(p, 1, *n, f) != *n)
-		*n = 0;
-	fclose(f);
-	return p;
-}
-
 /* Compares two readers record by record (pc, insn, priv, cycle, hart, extras). */
 const char *tracet_same_records(struct trace_reader *a, struct trace_reader *o)
 {

@@ -53,8 +53,6 @@ int tracet_convert(const char *in, const char *out, const struct trace_write_opt
 /* Reads to the end; the final status (0 or negative) and the record count. */
 int tracet_drain(struct trace_reader *r, uint64_t *n, struct oob_err *e);
 struct trace_reader *tracet_open_bytes(const void *p, size_t n, struct oob_err *e);
-/* A whole file, malloc'd (NULL if it cannot be read). */
-void *tracet_slurp(const char *path, size_t *n);
 /* A scratch path under tests/out. */
 const char *tracet_tmp(const char *name);
 
