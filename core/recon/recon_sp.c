@@ -26,13 +26,26 @@ void recon_sp_sync(struct recon *r, struct tracker_hart *h, uint32_t i)
 	r->spx = k;
 }
 
-/* Entry e is dead at a landing of sp s in frame fn. A tie (e's entry sp is
- * s) is a frame that returned, or a frameless leaf whose sp never moved:
- * the leaf is live only if the landing is in it and nothing above it in its
- * segment was ever pushed (a leaf calls nothing). */
-static int dead(const struct stack_entry *e, uint64_t s, uint32_t fn, int topmost)
+/* 1 if a landing in block nb can be in e's function: nb's own, or, where
+ * nb's code has no symbol (a stripped library's local function: glibc's
+ * start_thread, whose setjmp pthread_exit's unwinding lands at), a
+ * function of the same binary entered at or below the landing. */
+static int lands_in(const struct recon *r, const struct stack_entry *e, const struct code_block *nb)
 {
-	return e->sp < s || (e->sp == s && !(topmost && e->frame == fn));
+	if (nb->func != FRAME_NONE)
+		return e->frame == nb->func;
+	const struct frame *f = &r->run.frames.v[e->frame];
+	return nb->map && (f->kind == PROFILE_FRAME_USER || f->kind == PROFILE_FRAME_KERNEL) &&
+	       f->space == nb->owner->id && f->addr >= nb->map->lo && f->addr <= nb->start;
+}
+
+/* Entry e is dead at a landing of sp s (in e's function: in). A tie (e's
+ * entry sp is s) is a frame that returned, or a frameless leaf whose sp
+ * never moved: the leaf is live only if the landing is in it and nothing
+ * above it in its segment was ever pushed (a leaf calls nothing). */
+static int dead(const struct stack_entry *e, uint64_t s, int in, int topmost)
+{
+	return e->sp < s || (e->sp == s && !(topmost && in));
 }
 
 /* A trap marker a landing of sp s in user code may leave behind, when the
@@ -50,17 +63,17 @@ int recon_sp_land(struct recon *r, struct tracker_hart *h, const struct code_blo
 {
 	struct stack *s = h->stk;
 	uint64_t sp = h->sp;
-	uint32_t fn = nb->func;
-	if (!sp || fn == FRAME_NONE || !s->n)
+	if (!sp || !s->n || (nb->func == FRAME_NONE && !nb->map))
 		return 0;
 	int64_t k = (int64_t)s->n - 1;
 	int topmost = 1;
 	for (;;) {
-		while (k >= 0 && !s->v[k].marker && s->v[k].sp && dead(&s->v[k], sp, fn, topmost)) {
+		while (k >= 0 && !s->v[k].marker && s->v[k].sp &&
+		       dead(&s->v[k], sp, lands_in(r, &s->v[k], nb), topmost)) {
 			k--;
 			topmost = 0;
 		}
-		if (k >= 0 && !s->v[k].marker && s->v[k].frame == fn)
+		if (k >= 0 && !s->v[k].marker && lands_in(r, &s->v[k], nb))
 			break; /* the frame the landing is in */
 		/* Stopped at a frame of another function (an alternate stack's
 		 * handler, a frame of unknown sp) or at a marker: the landing can
