@@ -442,12 +442,12 @@ static void on_exit_cb(qemu_plugin_id_t id, void *userdata)
 	OOB_INFO("oobtrace: %" PRIu64 " instructions, %u vCPUs, %zu sites", g.total, g.max_vcpu + 1,
 		 g.nsites);
 	if (g.sp) {
-		uint64_t writes, late, lost, fixes;
-		sp_counts(&writes, &late, &lost, &fixes);
+		uint64_t writes, late, lost, fixes, strays;
+		sp_counts(&writes, &late, &lost, &fixes, &strays);
 		OOB_INFO("oobtrace: sp: %" PRIu64 " writes of x2, %" PRIu64
 			 " signal deliveries placed, %" PRIu64 " changes put late, %" PRIu64
-			 " values given up",
-			 writes, fixes, late, lost);
+			 " values given up, %" PRIu64 " stray memory callbacks ignored",
+			 writes, fixes, late, lost, strays);
 	}
 	threaded = atomic_load(&g.threaded);
 	pthread_mutex_unlock(&g.lock);

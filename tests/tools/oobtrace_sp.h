@@ -49,7 +49,8 @@ void sp_shift(uint32_t k);
 /* The batch is about to be written whole (a change of hart, the end, a full
  * batch with nothing to write first): what is pending is given up. */
 void sp_settle(void);
-/* Counts for the log line. */
-void sp_counts(uint64_t *writes, uint64_t *late, uint64_t *lost, uint64_t *fixes);
+/* Counts for the log line (strays: memory callbacks of another record,
+ * ignored). */
+void sp_counts(uint64_t *writes, uint64_t *late, uint64_t *lost, uint64_t *fixes, uint64_t *strays);
 
 #endif
