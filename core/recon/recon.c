@@ -62,9 +62,17 @@ static void hart_start(struct recon *r, struct tracker_hart *h, const struct tra
 	h->run_base = h->stk->n - 1;
 }
 
-/* A chunk run after a block end at record i (recon_chunk.c): a speculative
- * run takes its snapshot when the chunk's floor was touched; a join's re-run
- * stops at its record (1), or is past it and never will. */
+/* Whether a chunk run has something to do after the block end at record i
+ * (chunk_event): rarely, so the check is inlined and the call is not. */
+static inline int chunk_due(const struct recon *r, const struct tracker_hart *h, uint32_t i)
+{
+	const struct recon_chk *c = r->chk;
+	return c && (c->spec ? c->touched : h->seq + i >= c->stop);
+}
+
+/* A chunk run after a block end at record i (recon_chunk.c), when due: a
+ * speculative run takes its snapshot, the floor having been touched; a
+ * join's re-run stops at its record (1), or is past it and never will. */
 static int chunk_event(struct recon *r, struct tracker_hart *h, struct code_block *blk, uint32_t i)
 {
 	struct recon_chk *c = r->chk;
@@ -72,12 +80,9 @@ static int chunk_event(struct recon *r, struct tracker_hart *h, struct code_bloc
 	h->blk = blk;
 	h->pos = 0;
 	if (c->spec) {
-		if (c->touched)
-			c->snapshot(r, h, at);
+		c->snapshot(r, h, at);
 		return 0;
 	}
-	if (at < c->stop)
-		return 0;
 	c->stopped = at == c->stop;
 	c->stop = UINT64_MAX;
 	return c->stopped;
@@ -105,7 +110,7 @@ static uint32_t hart_run(struct recon *r, struct tracker_hart *h, const struct t
 			pos = 0;
 			if (h->seq + i == r->py_at)
 				recon_py_event(r, h, i);
-			if (r->chk && chunk_event(r, h, blk, i))
+			if (chunk_due(r, h, i) && chunk_event(r, h, blk, i))
 				break;
 		}
 		uint32_t m = blk->n - pos < e - i ? blk->n - pos : e - i, k;
@@ -122,7 +127,7 @@ static uint32_t hart_run(struct recon *r, struct tracker_hart *h, const struct t
 			pos = 0;
 			if (h->seq + i == r->py_at)
 				recon_py_event(r, h, i);
-			if (r->chk && chunk_event(r, h, blk, i))
+			if (chunk_due(r, h, i) && chunk_event(r, h, blk, i))
 				break;
 		}
 	}
