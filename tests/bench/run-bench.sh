@@ -32,10 +32,16 @@ mkdir -p "$dir" || exit 1
 
 . "$OOB_SRCDIR/tests/tools/newer.sh"
 
+# setting NAME VALUE: $dir/NAME holds VALUE, rewritten (so newer than what
+# was made with another) only when it changes.
+setting() {
+	echo "$2" >"$dir/$1.new"
+	cmp -s "$dir/$1.new" "$dir/$1" || mv "$dir/$1.new" "$dir/$1"
+	rm -f "$dir/$1.new"
+}
+
 # The trace, then its conversions; each step only when its input changed.
-echo "$ROUNDS" >"$dir/rounds.new"
-cmp -s "$dir/rounds.new" "$dir/rounds" || mv "$dir/rounds.new" "$dir/rounds"
-rm -f "$dir/rounds.new"
+setting rounds "$ROUNDS"
 if newer "$dir/mixed.oobt" "$prog" "$plugin" "$dir/rounds"; then
 	echo "bench: tracing mixed $ROUNDS under qemu-riscv64 (plugin oobtrace)"
 	rm -f "$dir/mixed.oobt" "$dir/mixed.trv" "$dir/mixed.trv.lz4"
@@ -136,15 +142,25 @@ echo
 sh "$OOB_SRCDIR/tests/bench/bench-par.sh" "$cli" "$prog" "$insns" "$dir/mixed.oobt" \
 	"$dir/mixed.trv" "$dir/mixed.trv.lz4"
 echo
+# The same, five times longer, oobt only (20 MB): at 114 M instructions a
+# run's fixed costs (start, symbols, output) hide part of the scaling.
+LR=${BENCH_PAR_LONG_ROUNDS:-1500}
+setting longrounds "$LR"
+if newer "$dir/mixed-long.oobt" "$prog" "$plugin" "$dir/longrounds"; then
+	env -i qemu-riscv64 -plugin "$plugin,out=$dir/mixed-long.oobt" "$prog" "$LR" >/dev/null ||
+		exit 1
+fi
+linsns=$("$cli" stats "$dir/mixed-long.oobt" 2>/dev/null |
+	awk -F': *' '$1 == "instructions" { print $2 }')
+sh "$OOB_SRCDIR/tests/bench/bench-par.sh" "$cli" "$prog" "$linsns" "$dir/mixed-long.oobt"
+echo
 
 # The register regime (RECONSTRUCTION.md 3.6): the plugin with and without
 # sp=on on a shorter run of the same workload (time, size), and the fold of
 # the sp=on trace with the x2 writes ignored (--nonlocal pc: before) and read
 # (auto: after): the same trace, so the difference is the sp rule's cost.
 SPR=${BENCH_SP_ROUNDS:-60}
-echo "$SPR" >"$dir/sprounds.new"
-cmp -s "$dir/sprounds.new" "$dir/sprounds" || mv "$dir/sprounds.new" "$dir/sprounds"
-rm -f "$dir/sprounds.new"
+setting sprounds "$SPR"
 if newer "$dir/sp-times" "$prog" "$plugin" "$dir/sprounds"; then
 	: >"$dir/sp-times.new"
 	for sp in off on; do
