@@ -8,9 +8,11 @@
 # (\r ESC[K) with growing figures, and erases it at the end; its
 # instruction count never passes the trace's. Its stdout is byte for byte a
 # plain run's. With stderr on a file there is no progress line at all.
-# Input: the Sv39 boot (87 M records), else pyprog's trace (33 M); where a
-# plain run takes under 1.5 s (a release build) the terminal case is a SKIP
-# that says so (nothing is drawn before a second).
+# Input: the Sv39 boot (87 M records), else pyprog's trace (33 M), read
+# through a pipe that pauses 1.5 s after its first MB: nothing is drawn
+# before a second, and a fold of either file alone now ends in about one
+# (it made the terminal case a SKIP on fast machines). Were a run still
+# under 1.5 s, that case would be a SKIP that says so.
 set -u
 T=test_cli_progress
 : "${OOB_SRCDIR:?}" "${OOB_BUILDDIR:?}"
@@ -24,9 +26,11 @@ fail() { echo "FAIL: $T: $1: $2"; }
 skip() { echo "SKIP: $T: $1: $2"; }
 
 if [ -s "$G/linux/sv39/boot.oobt" ]; then
-	set -- --elf "$G/linux/sv39/vmlinux" "$G/linux/sv39/boot.oobt"
+	trace=$G/linux/sv39/boot.oobt
+	set -- --elf "$G/linux/sv39/vmlinux" /dev/stdin
 elif [ -s "$G/python/pyprog.oobt" ]; then
-	set -- --elf "$G/python/bin/python3.11" "$G/python/pyprog.oobt"
+	trace=$G/python/pyprog.oobt
+	set -- --elf "$G/python/bin/python3.11" /dev/stdin
 else
 	skip all "no python or Linux trace generated (see tests/out/gen-fixtures.log)"
 	exit 0
@@ -35,9 +39,11 @@ if ! command -v script >/dev/null; then
 	skip all "no util-linux script (a pty for stderr)"
 	exit 0
 fi
+# the trace, with a pause after its first MB (a command for sh -c)
+feed="{ head -c 1048576; sleep 1.5; cat; } <\"$trace\""
 # a plain run: stdout and stderr to files
 p0=$(date +%s.%N)
-"$CLI" fold "$@" >"$W/plain.folded" 2>"$W/plain.err" || {
+sh -c "$feed" | "$CLI" fold "$@" >"$W/plain.folded" 2>"$W/plain.err" || {
 	fail "plain run" "exit $?: $(head -c 300 "$W/plain.err")"
 	exit 0
 }
@@ -49,7 +55,7 @@ else
 	pass "no progress line when stderr is a file ($(grep -c '' "$W/plain.err") other lines)"
 fi
 # the same with stderr on a pty; stdout still to a file
-cmd="\"$CLI\" fold"
+cmd="$feed | \"$CLI\" fold"
 for a in "$@"; do
 	cmd="$cmd \"$a\""
 done
